@@ -1,0 +1,109 @@
+"""memlab: a research and evaluation toolkit for agent-memory retrieval.
+
+The flat public API a notebook imports. The engine (workspace discovery,
+chunking, embedding, the SQLite index, search presets, the agent's tools) and
+the lab (candidates, fusion, decay, MMR, datasets, metrics, experiments) are
+one pipeline: what a researcher tunes here is what ``memlab search`` runs.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "CandidateSet": "memlab.candidates",
+    "retrieve": "memlab.candidates",
+    "Chunk": "memlab.chunking",
+    "ChunkerConfig": "memlab.chunking",
+    "chunk_headings": "memlab.chunking",
+    "chunk_lines": "memlab.chunking",
+    "chunk_markdown": "memlab.chunking",
+    "estimate_chars": "memlab.chunking",
+    "MemorySearchConfig": "memlab.config",
+    "load_openclaw_config": "memlab.config",
+    "bm25_rank_to_score": "memlab.fusion",
+    "clamp_weights": "memlab.fusion",
+    "fuse": "memlab.fusion",
+    "normalize": "memlab.fusion",
+    "MemoryIndex": "memlab.index",
+    "SyncReport": "memlab.index",
+    "PRESETS": "memlab.pipeline",
+    "Pipeline": "memlab.pipeline",
+    "bm25_only": "memlab.pipeline",
+    "openclaw": "memlab.pipeline",
+    "openclaw_latest": "memlab.pipeline",
+    "preset": "memlab.pipeline",
+    "qmd_like": "memlab.pipeline",
+    "rrf_preset": "memlab.pipeline",
+    "vector_only": "memlab.pipeline",
+    "decay_multiplier": "memlab.rerank",
+    "file_timestamp": "memlab.rerank",
+    "mmr_rerank": "memlab.rerank",
+    "mmr_tokenize": "memlab.rerank",
+    "snippet": "memlab.rerank",
+    "build_fts_query": "memlab.textquery",
+    "memory_get": "memlab.tools",
+    "memory_search": "memlab.tools",
+    "MemoryFile": "memlab.workspace",
+    "discover_memory_files": "memlab.workspace",
+    "read_memory_file": "memlab.workspace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: `import memlab` stays cheap (the command line starts fast); a name is
+    # imported from its module on first use.
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+__all__ = [
+    "PRESETS",
+    "CandidateSet",
+    "Chunk",
+    "ChunkerConfig",
+    "MemoryFile",
+    "MemoryIndex",
+    "MemorySearchConfig",
+    "Pipeline",
+    "SyncReport",
+    "__version__",
+    "bm25_only",
+    "bm25_rank_to_score",
+    "build_fts_query",
+    "chunk_headings",
+    "chunk_lines",
+    "chunk_markdown",
+    "clamp_weights",
+    "decay_multiplier",
+    "discover_memory_files",
+    "estimate_chars",
+    "file_timestamp",
+    "fuse",
+    "load_openclaw_config",
+    "memory_get",
+    "memory_search",
+    "mmr_rerank",
+    "mmr_tokenize",
+    "normalize",
+    "openclaw",
+    "openclaw_latest",
+    "preset",
+    "qmd_like",
+    "read_memory_file",
+    "retrieve",
+    "rrf_preset",
+    "snippet",
+    "vector_only",
+]

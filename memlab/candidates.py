@@ -1,0 +1,309 @@
+"""Candidates: both legs retrieved once per (index, queries, depth), kept as arrays.
+
+A `CandidateSet` holds, for Q queries, the union of each query's keyword and
+vector hits in OpenClaw's insertion order (vector hits by vector rank, then
+keyword-only hits by bm25 order), padded to C columns. Every fusion, decay,
+MMR and threshold setting is a cheap re-scoring of these arrays — this is what
+makes a sweep over hundreds of settings take milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memlab.textquery import build_fts_query, build_fts_query_or, extract_keywords
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from memlab.index import ChunkTable, MemoryIndex
+
+KEYWORD_MODES = ("and", "or")
+ABSENT_RANK = -1
+
+
+def candidate_depth(max_results: int, candidate_multiplier: float, cap: int = 200) -> int:
+    """Candidates per leg: min(cap, floor(max_results × candidate_multiplier)) (OpenClaw: 24)."""
+    return min(cap, math.floor(max_results * candidate_multiplier))
+
+
+@dataclass
+class CandidateSet:
+    """[query × candidate] arrays of both legs' evidence.
+
+    Attributes (all [Q, C] unless noted; C = widest union; padding has
+    ``pos == -1``):
+        pos: chunk position in ``table`` (−1 = padding).
+        vec_score: cosine similarity (NaN when the vector leg did not find it).
+        text_raw: FTS5 ``bm25()`` value, negative = better (NaN when absent).
+        vec_rank, text_rank: 0-based rank within each leg (−1 when absent).
+        keyword_fallback: [Q] bool, the per-keyword fallback found these hits
+            (keyword-only mode, when the AND query found nothing).
+        times: [Q] the question's own "now" (Unix seconds; NaN = wall clock).
+    """
+
+    qids: list[str]
+    queries: list[str]
+    pos: np.ndarray
+    vec_score: np.ndarray
+    text_raw: np.ndarray
+    vec_rank: np.ndarray
+    text_rank: np.ndarray
+    table: ChunkTable
+    depth: int
+    keyword_mode: str = "and"
+    keyword_fallback: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    times: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    index: MemoryIndex | None = None
+    query_vectors: np.ndarray | None = None
+    _texts: dict[int, str] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        q = len(self.qids)
+        if len(self.keyword_fallback) != q:
+            self.keyword_fallback = np.zeros(q, dtype=bool)
+        if len(self.times) != q:
+            self.times = np.full(q, np.nan)
+
+    def __repr__(self) -> str:
+        return (
+            f"CandidateSet(queries={len(self.qids)}, width={self.width}, depth={self.depth},"
+            f" keyword_mode={self.keyword_mode!r}, chunks={len(self.table)})"
+        )
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    @property
+    def width(self) -> int:
+        return int(self.pos.shape[1]) if self.pos.ndim == 2 else 0
+
+    @property
+    def valid(self) -> np.ndarray:
+        return self.pos >= 0
+
+    @property
+    def has_text(self) -> np.ndarray:
+        return ~np.isnan(self.text_raw)
+
+    @property
+    def has_vec(self) -> np.ndarray:
+        return ~np.isnan(self.vec_score)
+
+    def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
+        """Chunk texts for table positions, fetched from the index once and cached."""
+        pos = [int(p) for p in positions]
+        missing = [p for p in dict.fromkeys(pos) if p not in self._texts]
+        if missing:
+            if self.index is None:
+                raise RuntimeError("this CandidateSet has no index to read texts from")
+            self._texts.update(zip(missing, self.index.texts(missing), strict=True))
+        return [self._texts[p] for p in pos]
+
+    def vectors(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Chunk vectors [n, d] for table positions (embedding MMR)."""
+        if self.table.vectors is None:
+            raise RuntimeError("keyword-only index: no chunk vectors")
+        return self.table.vectors[np.asarray(positions, dtype=np.int64)]
+
+    def subset(self, rows: Sequence[int] | np.ndarray) -> CandidateSet:
+        """The candidates of some queries (by row index), e.g. a train/test split."""
+        r = np.asarray(rows, dtype=np.int64)
+        return CandidateSet(
+            qids=[self.qids[i] for i in r],
+            queries=[self.queries[i] for i in r],
+            pos=self.pos[r],
+            vec_score=self.vec_score[r],
+            text_raw=self.text_raw[r],
+            vec_rank=self.vec_rank[r],
+            text_rank=self.text_rank[r],
+            table=self.table,
+            depth=self.depth,
+            keyword_mode=self.keyword_mode,
+            keyword_fallback=self.keyword_fallback[r],
+            times=self.times[r],
+            index=self.index,
+            query_vectors=None if self.query_vectors is None else self.query_vectors[r],
+            _texts=self._texts,
+        )
+
+    def frame(self) -> pd.DataFrame:
+        """Long view: one row per (query, candidate) with both legs' scores and ranks."""
+        import pandas as pd
+
+        qi, ci = np.nonzero(self.valid)
+        pos = self.pos[qi, ci]
+        t = self.table
+        return pd.DataFrame(
+            {
+                "qid": np.asarray(self.qids, dtype=object)[qi],
+                "docno": t.ids[pos],
+                "path": t.paths[pos],
+                "start_line": t.start_lines[pos],
+                "end_line": t.end_lines[pos],
+                "vector_score": self.vec_score[qi, ci],
+                "text_raw": self.text_raw[qi, ci],
+                "vector_rank": self.vec_rank[qi, ci],
+                "text_rank": self.text_rank[qi, ci],
+                "column": ci,
+            }
+        )
+
+
+def retrieve(
+    index: MemoryIndex,
+    queries: Sequence[str],
+    *,
+    qids: Sequence[str] | None = None,
+    depth: int = 24,
+    keyword: bool = True,
+    vector: bool = True,
+    keyword_mode: str = "and",
+    keyword_fallback: bool = False,
+    times: Sequence[float] | np.ndarray | None = None,
+    query_vectors: np.ndarray | None = None,
+    vector_depth: int | None = None,
+) -> CandidateSet:
+    """Run both legs for a batch of queries and merge them by chunk.
+
+    Keyword leg: FTS5 with OpenClaw's AND query (``keyword_mode="and"``) or an
+    OR of the query's keywords (``"or"``), ``depth`` rows by bm25. Vector leg:
+    exact cosine top ``vector_depth`` (default ``depth``) over the query
+    embeddings (computed here unless ``query_vectors`` are given). With
+    ``keyword_fallback`` (OpenClaw's keyword-only mode) a query whose AND
+    search finds nothing is re-run per extracted keyword, keeping each chunk's
+    best bm25. A leg that is off, or unavailable (keyword-only index), leaves
+    its arrays NaN / −1.
+    """
+    if keyword_mode not in KEYWORD_MODES:
+        raise ValueError(f"keyword_mode must be one of {KEYWORD_MODES}; got {keyword_mode!r}")
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth}")
+    queries = [str(q) for q in queries]
+    nq = len(queries)
+    qids = [str(q) for q in qids] if qids is not None else [str(i) for i in range(nq)]
+    if len(qids) != nq:
+        raise ValueError(f"{len(qids)} qids for {nq} queries")
+    index.ensure_synced()
+    table = index.table
+    vdepth = depth if vector_depth is None else vector_depth
+
+    vec_pos = np.full((nq, 0), -1, dtype=np.int64)
+    vec_sc = np.full((nq, 0), np.nan)
+    if vector and index.has_vectors and len(table):
+        if query_vectors is None:
+            query_vectors = index.embed_queries(queries)
+        vec_pos, vec_sc = index.vector_search(query_vectors, vdepth)
+
+    rows: list[tuple[list[int], list[float], list[float], list[int], list[int]]] = []
+    fallback = np.zeros(nq, dtype=bool)
+    for qi, query in enumerate(queries):
+        kw_pos: np.ndarray = np.empty(0, dtype=np.int64)
+        kw_rank: np.ndarray = np.empty(0)
+        if keyword:
+            fts = build_fts_query(query) if keyword_mode == "and" else build_fts_query_or(query)
+            kw_pos, kw_rank = index.keyword_search(fts, depth)
+            if keyword_fallback and kw_pos.size == 0:
+                kw_pos, kw_rank = _per_keyword(index, query, depth)
+                fallback[qi] = kw_pos.size > 0
+        rows.append(_merge_row(vec_pos[qi], vec_sc[qi], kw_pos, kw_rank))
+
+    width = max((len(r[0]) for r in rows), default=0)
+    pos = np.full((nq, width), -1, dtype=np.int64)
+    vs = np.full((nq, width), np.nan)
+    tr = np.full((nq, width), np.nan)
+    vr = np.full((nq, width), ABSENT_RANK, dtype=np.int64)
+    kr = np.full((nq, width), ABSENT_RANK, dtype=np.int64)
+    for qi, (p, v, t, a, b) in enumerate(rows):
+        n = len(p)
+        pos[qi, :n], vs[qi, :n], tr[qi, :n], vr[qi, :n], kr[qi, :n] = p, v, t, a, b
+    tarr = np.full(nq, np.nan) if times is None else np.asarray(times, dtype=np.float64)
+    if tarr.shape != (nq,):
+        raise ValueError(f"times must have one value per query ({nq}), got shape {tarr.shape}")
+    return CandidateSet(
+        qids=qids,
+        queries=queries,
+        pos=pos,
+        vec_score=vs,
+        text_raw=tr,
+        vec_rank=vr,
+        text_rank=kr,
+        table=table,
+        depth=depth,
+        keyword_mode=keyword_mode,
+        keyword_fallback=fallback,
+        times=tarr,
+        index=index,
+        query_vectors=query_vectors,
+    )
+
+
+def _merge_row(
+    vpos: np.ndarray, vsc: np.ndarray, kpos: np.ndarray, krank: np.ndarray
+) -> tuple[list[int], list[float], list[float], list[int], list[int]]:
+    """Union by chunk in OpenClaw's insertion order: vector hits, then keyword-only hits."""
+    order: dict[int, int] = {}
+    p: list[int] = []
+    v: list[float] = []
+    t: list[float] = []
+    a: list[int] = []
+    b: list[int] = []
+    rank = 0
+    for pp, s in zip(vpos.tolist(), vsc.tolist(), strict=True):
+        if pp < 0 or pp in order:
+            continue
+        order[pp] = len(p)
+        p.append(pp)
+        v.append(s)
+        t.append(math.nan)
+        a.append(rank)
+        b.append(ABSENT_RANK)
+        rank += 1
+    for r, (pp, s) in enumerate(zip(kpos.tolist(), krank.tolist(), strict=True)):
+        j = order.get(pp)
+        if j is None:
+            order[pp] = len(p)
+            p.append(pp)
+            v.append(math.nan)
+            t.append(s)
+            a.append(ABSENT_RANK)
+            b.append(r)
+        else:
+            t[j] = s
+            b[j] = r
+    return p, v, t, a, b
+
+
+def _per_keyword(index: MemoryIndex, query: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    best: dict[int, float] = {}
+    for kw in extract_keywords(query):
+        kp, kr = index.keyword_search(build_fts_query(kw), depth)
+        for p, r in zip(kp.tolist(), kr.tolist(), strict=True):
+            if p not in best or r < best[p]:
+                best[p] = r
+    if not best:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    items = sorted(best.items(), key=lambda pr: pr[1])[:depth]
+    return (
+        np.array([p for p, _ in items], dtype=np.int64),
+        np.array([r for _, r in items], dtype=np.float64),
+    )
+
+
+def now_seconds(times: np.ndarray) -> np.ndarray:
+    """Per-query "now": the query's own time where known, else the wall clock."""
+    return np.where(np.isnan(times), time.time(), times)
+
+
+def as_time_array(values: Any, n: int) -> np.ndarray:
+    """Broadcast a scalar/None/sequence of Unix seconds to a float array of length n."""
+    if values is None:
+        return np.full(n, np.nan)
+    arr = np.asarray(values, dtype=np.float64)
+    return np.broadcast_to(arr, (n,)).copy() if arr.ndim == 0 else arr

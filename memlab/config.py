@@ -1,0 +1,258 @@
+"""OpenClaw-compatible memory-search settings (spec section 10).
+
+`MemorySearchConfig` carries OpenClaw's keys under snake_case names with its
+defaults and clamping rules. It is read from an OpenClaw config file
+(``~/.openclaw/openclaw.json``, JSON5: ``agents.defaults.memorySearch`` with an
+agent's ``agents.list[].memorySearch`` override applied key by key) or built
+in Python. An invalid value is a ``ValueError`` naming the OpenClaw key.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CONFIG_PATH = Path("~/.openclaw/openclaw.json")
+
+# snake_case field -> OpenClaw key path under memorySearch
+_KEYS: dict[str, tuple[str, ...]] = {
+    "enabled": ("enabled",),
+    "provider": ("provider",),
+    "model": ("model",),
+    "fallback": ("fallback",),
+    "remote_base_url": ("remote", "baseUrl"),
+    "remote_api_key": ("remote", "apiKey"),
+    "remote_headers": ("remote", "headers"),
+    "extra_paths": ("extraPaths",),
+    "sources": ("sources",),
+    "store_path": ("store", "path"),
+    "fts_tokenizer": ("store", "fts", "tokenizer"),
+    "chunk_tokens": ("chunking", "tokens"),
+    "chunk_overlap": ("chunking", "overlap"),
+    "watch": ("sync", "watch"),
+    "watch_debounce_ms": ("sync", "watchDebounceMs"),
+    "interval_minutes": ("sync", "intervalMinutes"),
+    "max_results": ("query", "maxResults"),
+    "min_score": ("query", "minScore"),
+    "hybrid_enabled": ("query", "hybrid", "enabled"),
+    "vector_weight": ("query", "hybrid", "vectorWeight"),
+    "text_weight": ("query", "hybrid", "textWeight"),
+    "candidate_multiplier": ("query", "hybrid", "candidateMultiplier"),
+    "mmr_enabled": ("query", "hybrid", "mmr", "enabled"),
+    "mmr_lambda": ("query", "hybrid", "mmr", "lambda"),
+    "decay_enabled": ("query", "hybrid", "temporalDecay", "enabled"),
+    "half_life_days": ("query", "hybrid", "temporalDecay", "halfLifeDays"),
+    "cache_enabled": ("cache", "enabled"),
+    "cache_max_entries": ("cache", "maxEntries"),
+    "citations": ("citations",),
+}
+
+PROVIDERS = ("auto", "local", "openai", "hashing", "none", "gemini", "voyage", "mistral")
+FTS_TOKENIZERS = ("unicode61", "trigram", "porter")
+CITATION_MODES = ("auto", "on", "off")
+SOURCES = ("memory", "sessions")
+MAX_CANDIDATES = 200
+
+
+@dataclass(frozen=True)
+class MemorySearchConfig:
+    """OpenClaw's ``agents.defaults.memorySearch`` with its defaults (spec section 10).
+
+    Derived values: ``candidates`` = min(200, floor(max_results ×
+    candidate_multiplier)) (24 by default); ``chunk_max_chars`` = max(32,
+    4 × chunk_tokens). ``candidate_multiplier`` is clamped to [1, 20] and
+    ``mmr_lambda`` to [0, 1] as OpenClaw does; the weights are kept as given
+    and clamped/renormalised at fusion (both 0 → 0.7/0.3).
+    """
+
+    enabled: bool = True
+    provider: str = "auto"
+    model: str | None = None
+    fallback: str = "none"
+    remote_base_url: str | None = None
+    remote_api_key: str | None = None
+    remote_headers: dict[str, str] = field(default_factory=dict)
+    extra_paths: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ("memory",)
+    store_path: str | None = None
+    fts_tokenizer: str = "unicode61"
+    chunk_tokens: int = 400
+    chunk_overlap: int = 80
+    watch: bool = True
+    watch_debounce_ms: int = 1500
+    interval_minutes: float = 0
+    max_results: int = 6
+    min_score: float = 0.35
+    hybrid_enabled: bool = True
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    candidate_multiplier: float = 4
+    mmr_enabled: bool = False
+    mmr_lambda: float = 0.7
+    decay_enabled: bool = False
+    half_life_days: float = 30
+    cache_enabled: bool = True
+    cache_max_entries: int | None = None
+    citations: str = "auto"
+
+    def __post_init__(self) -> None:
+        _check_choice("provider", self.provider, PROVIDERS)
+        _check_choice("fallback", self.fallback, (*PROVIDERS, "none"))
+        _check_choice("store.fts.tokenizer", self.fts_tokenizer, FTS_TOKENIZERS)
+        _check_choice("citations", self.citations, CITATION_MODES)
+        for s in self.sources:
+            _check_choice("sources", s, SOURCES)
+        _check_int("chunking.tokens", self.chunk_tokens, 1)
+        _check_int("chunking.overlap", self.chunk_overlap, 0)
+        _check_int("query.maxResults", self.max_results, 1)
+        _check_int("sync.watchDebounceMs", self.watch_debounce_ms, 0)
+        for key, value in (
+            ("query.minScore", self.min_score),
+            ("query.hybrid.vectorWeight", self.vector_weight),
+            ("query.hybrid.textWeight", self.text_weight),
+            ("query.hybrid.candidateMultiplier", self.candidate_multiplier),
+            ("query.hybrid.mmr.lambda", self.mmr_lambda),
+            ("query.hybrid.temporalDecay.halfLifeDays", self.half_life_days),
+        ):
+            _check_number(key, value)
+        if self.cache_max_entries is not None:
+            _check_int("cache.maxEntries", self.cache_max_entries, 1)
+        # OpenClaw's clamps, applied on construction so every consumer sees them.
+        object.__setattr__(
+            self, "candidate_multiplier", min(20.0, max(1.0, self.candidate_multiplier))
+        )
+        object.__setattr__(self, "mmr_lambda", min(1.0, max(0.0, self.mmr_lambda)))
+        object.__setattr__(self, "extra_paths", tuple(dict.fromkeys(self.extra_paths)))
+        object.__setattr__(self, "sources", tuple(self.sources))
+
+    @property
+    def candidates(self) -> int:
+        """Candidates per leg: min(200, floor(max_results × candidate_multiplier))."""
+        return min(MAX_CANDIDATES, math.floor(self.max_results * self.candidate_multiplier))
+
+    @property
+    def chunk_max_chars(self) -> int:
+        """max(32, 4 × chunk_tokens)."""
+        return max(32, 4 * self.chunk_tokens)
+
+    def replace(self, **changes: Any) -> MemorySearchConfig:
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)
+
+    def to_openclaw(self) -> dict[str, Any]:
+        """This configuration as OpenClaw's nested ``memorySearch`` object."""
+        out: dict[str, Any] = {}
+        values = asdict(self)
+        for name, path in _KEYS.items():
+            value = values[name]
+            if isinstance(value, tuple):
+                value = list(value)
+            node = out
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = value
+        return out
+
+    @classmethod
+    def from_openclaw(cls, memory_search: Mapping[str, Any]) -> MemorySearchConfig:
+        """Build from an OpenClaw ``memorySearch`` object (camelCase, nested).
+
+        Unknown keys are ignored (OpenClaw has more than memlab uses); a value
+        of the wrong type is a ``ValueError`` naming its key.
+        """
+        if not isinstance(memory_search, Mapping):
+            raise ValueError(f"memorySearch must be an object, got {type(memory_search).__name__}")
+        kwargs: dict[str, Any] = {}
+        for name, path in _KEYS.items():
+            node: Any = memory_search
+            for part in path:
+                if not isinstance(node, Mapping) or part not in node:
+                    break
+                node = node[part]
+            else:
+                kwargs[name] = _coerce(name, ".".join(path), node)
+        return cls(**kwargs)
+
+
+def load_openclaw_config(
+    path: str | os.PathLike[str] | None = None, agent_id: str | None = None
+) -> MemorySearchConfig:
+    """Read ``agents.defaults.memorySearch`` (+ an agent's override) from an OpenClaw JSON5 file.
+
+    The agent's ``agents.list[i].memorySearch`` (matched by ``id``) overrides
+    the defaults key by key (deep merge); ``extraPaths`` lists are concatenated
+    and de-duplicated. A missing file raises ``FileNotFoundError``; invalid
+    JSON5 or values raise ``ValueError`` with the file name.
+    """
+    import json5
+
+    p = Path(path if path is not None else DEFAULT_CONFIG_PATH).expanduser()
+    if not p.exists():
+        raise FileNotFoundError(f"OpenClaw config not found: {p}")
+    try:
+        data = json5.loads(p.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{p}: not valid JSON5 ({exc})") from exc
+    agents = data.get("agents", {}) if isinstance(data, Mapping) else {}
+    base = dict((agents.get("defaults") or {}).get("memorySearch") or {})
+    if agent_id is not None:
+        for agent in agents.get("list") or []:
+            if isinstance(agent, Mapping) and agent.get("id") == agent_id:
+                override = agent.get("memorySearch") or {}
+                merged_extra = list(base.get("extraPaths") or []) + list(
+                    override.get("extraPaths") or []
+                )
+                base = _deep_merge(base, override)
+                if merged_extra:
+                    base["extraPaths"] = list(dict.fromkeys(merged_extra))
+                break
+    try:
+        return MemorySearchConfig.from_openclaw(base)
+    except ValueError as exc:
+        raise ValueError(f"{p}: {exc}") from exc
+
+
+def _deep_merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+_BOOL_FIELDS = {f.name for f in fields(MemorySearchConfig) if f.type in ("bool",)}
+
+
+def _coerce(name: str, key: str, value: Any) -> Any:
+    if name in ("extra_paths", "sources"):
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"{key} must be a list of strings, got {value!r}")
+        return tuple(value)
+    if name == "remote_headers":
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{key} must be an object, got {value!r}")
+        return {str(k): str(v) for k, v in value.items()}
+    if name in _BOOL_FIELDS and not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
+def _check_choice(key: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _check_int(key: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{key} must be an integer >= {minimum}, got {value!r}")
+
+
+def _check_number(key: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{key} must be a finite number, got {value!r}")

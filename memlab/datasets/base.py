@@ -1,0 +1,215 @@
+"""The `Dataset` type and memlab's plain on-disk format for evaluation data.
+
+A dataset is one or more OpenClaw workspaces plus questions and evidence spans.
+Evidence is given as line spans of memory files, not as chunk ids, so the same
+judgements score any chunker and any chunk size (a retrieved chunk is relevant
+when its line range overlaps a span).
+
+On disk (the "folder" format, also what `memlab synth` writes)::
+
+    ROOT/dataset.json      {"name", "workspaces": {group: relative dir}, "info": {...}}
+    ROOT/queries.jsonl     {"qid", "query", "group", "category", "time"} per line
+    ROOT/evidence.jsonl    {"qid", "path", "start_line", "end_line", "grade", "span_id"}
+    ROOT/<workspace dirs>  MEMORY.md, memory/YYYY-MM-DD.md, ...
+
+`group` names the workspace a question is asked against (LoCoMo has one per
+conversation); single-workspace datasets use the group "default". `time` is
+the question's own "now" in Unix seconds (NaN when unknown); decay uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+QUERY_COLUMNS = ("qid", "query", "group", "category", "time")
+EVIDENCE_COLUMNS = ("qid", "path", "start_line", "end_line", "grade", "span_id")
+
+
+@dataclass
+class Dataset:
+    """Workspaces, questions and evidence spans, backed by a folder on disk.
+
+    Attributes:
+        name: short name, e.g. ``"synthetic"`` or ``"locomo"``.
+        root: the folder holding ``dataset.json`` and the workspaces.
+        workspaces: group name -> workspace folder (absolute).
+        queries: DataFrame with columns ``qid, query, group, category, time``.
+        evidence: DataFrame with columns
+            ``qid, path, start_line, end_line, grade, span_id``; lines 1-based
+            inclusive, ``path`` relative to the group's workspace with ``/``.
+        info: provenance (generator parameters, defect counts, licence...).
+    """
+
+    name: str
+    root: Path
+    workspaces: dict[str, Path]
+    queries: pd.DataFrame
+    evidence: pd.DataFrame
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        self.queries = _coerce_queries(self.queries)
+        self.evidence = _coerce_evidence(self.evidence)
+        unknown = set(self.queries["group"]) - set(self.workspaces)
+        if unknown:
+            raise ValueError(f"queries refer to unknown workspace groups: {sorted(unknown)}")
+        dup = self.queries["qid"].duplicated()
+        if dup.any():
+            raise ValueError(f"duplicate qids: {self.queries['qid'][dup].tolist()[:5]}")
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset(name={self.name!r}, root={str(self.root)!r}, "
+            f"workspaces={len(self.workspaces)}, queries={len(self.queries)}, "
+            f"evidence_spans={len(self.evidence)})"
+        )
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 over queries, evidence and the workspaces' file hashes (for saved results)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        h.update(self.queries.to_json(orient="records").encode())
+        h.update(self.evidence.to_json(orient="records").encode())
+        for group in sorted(self.workspaces):
+            ws = self.workspaces[group]
+            for p in sorted(ws.rglob("*.md")):
+                if p.is_file() and not p.is_symlink():
+                    h.update(str(p.relative_to(ws)).encode())
+                    h.update(hashlib.sha256(p.read_bytes()).digest())
+        return h.hexdigest()
+
+    def subset(self, qids: list[str] | set[str], name: str | None = None) -> Dataset:
+        """The same workspaces restricted to the given questions (for train/test splits)."""
+        keep = set(qids)
+        q = self.queries[self.queries["qid"].isin(keep)].reset_index(drop=True)
+        e = self.evidence[self.evidence["qid"].isin(keep)].reset_index(drop=True)
+        return Dataset(name or self.name, self.root, dict(self.workspaces), q, e, dict(self.info))
+
+    def save(self) -> Path:
+        """Write ``dataset.json``, ``queries.jsonl`` and ``evidence.jsonl`` under ``root``."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "name": self.name,
+            "workspaces": {
+                g: _relative_or_absolute(p, self.root) for g, p in self.workspaces.items()
+            },
+            "info": self.info,
+        }
+        (self.root / "dataset.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        _write_jsonl(self.root / "queries.jsonl", self.queries.to_dict(orient="records"))
+        _write_jsonl(self.root / "evidence.jsonl", self.evidence.to_dict(orient="records"))
+        return self.root
+
+
+def load_folder(root: str | Path) -> Dataset:
+    """Read a dataset in memlab's folder format (see the module docstring).
+
+    A folder with ``queries.jsonl`` but no ``dataset.json`` is read as one
+    workspace: ``ROOT/workspace`` if it exists, else ``ROOT`` itself.
+    Raises ``FileNotFoundError`` naming the missing file, ``ValueError`` on a
+    malformed line (with its line number).
+    """
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise FileNotFoundError(f"dataset folder not found: {root}")
+    meta_path = root / "dataset.json"
+    if meta_path.exists():
+        meta = json.loads(meta_path.read_text())
+        name = meta.get("name", root.name)
+        workspaces = {g: (root / p).resolve() for g, p in meta.get("workspaces", {}).items()}
+        info = meta.get("info", {})
+    else:
+        name = root.name
+        ws = root / "workspace"
+        workspaces = {"default": (ws if ws.is_dir() else root).resolve()}
+        info = {}
+    for required in ("queries.jsonl", "evidence.jsonl"):
+        if not (root / required).exists():
+            raise FileNotFoundError(f"{root / required} is missing (see memlab.datasets.base)")
+    queries = pd.DataFrame(_read_jsonl(root / "queries.jsonl"))
+    evidence = pd.DataFrame(_read_jsonl(root / "evidence.jsonl"))
+    return Dataset(name, root, workspaces, queries, evidence, info)
+
+
+def _coerce_queries(df: pd.DataFrame) -> pd.DataFrame:
+    df = pd.DataFrame(df).copy()
+    for col in ("qid", "query"):
+        if col not in df.columns:
+            raise ValueError(f"queries need a {col!r} column; got {list(df.columns)}")
+    if "group" not in df.columns:
+        df["group"] = "default"
+    if "category" not in df.columns:
+        df["category"] = ""
+    if "time" not in df.columns:
+        df["time"] = math.nan
+    df["qid"] = df["qid"].astype(str)
+    df["query"] = df["query"].astype(str)
+    df["group"] = df["group"].astype(str)
+    df["category"] = df["category"].fillna("").astype(str)
+    df["time"] = pd.to_numeric(df["time"], errors="coerce").astype(float)
+    extra = [c for c in df.columns if c not in QUERY_COLUMNS]
+    return df[list(QUERY_COLUMNS) + extra].reset_index(drop=True)
+
+
+def _coerce_evidence(df: pd.DataFrame) -> pd.DataFrame:
+    df = pd.DataFrame(df).copy()
+    if df.empty and not len(df.columns):
+        df = pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
+    for col in ("qid", "path", "start_line", "end_line"):
+        if col not in df.columns:
+            raise ValueError(f"evidence needs a {col!r} column; got {list(df.columns)}")
+    if "grade" not in df.columns:
+        df["grade"] = 1
+    df["qid"] = df["qid"].astype(str)
+    df["path"] = df["path"].astype(str)
+    df["start_line"] = df["start_line"].astype(int)
+    df["end_line"] = df["end_line"].astype(int)
+    df["grade"] = df["grade"].astype(int)
+    bad = df[(df["start_line"] < 1) | (df["end_line"] < df["start_line"])]
+    if len(bad):
+        raise ValueError(
+            f"evidence spans need 1 <= start_line <= end_line: {bad.head(3).to_dict('records')}"
+        )
+    if "span_id" not in df.columns:
+        df["span_id"] = df.groupby("qid").cumcount().astype(str)
+    df["span_id"] = df["span_id"].astype(str)
+    extra = [c for c in df.columns if c not in EVIDENCE_COLUMNS]
+    return df[list(EVIDENCE_COLUMNS) + extra].reset_index(drop=True)
+
+
+def _relative_or_absolute(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(Path(path).resolve())
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            clean = {
+                k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()
+            }
+            fh.write(json.dumps(clean, ensure_ascii=False, default=str) + "\n")
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+    return rows

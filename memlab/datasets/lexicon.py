@@ -1,0 +1,637 @@
+"""Word lists and templates for the synthetic OpenClaw workspace generator.
+
+Pure data plus two helpers (``content_words``, ``stem``). The generator in
+``memlab.datasets.synthetic`` draws from these with a seeded RNG. Vocabularies
+are kept disjoint on purpose: filler notes never state a fact that a question
+asks about (no devices, favourites, owners, defaults, launches ...), so the
+evidence spans of a question are the only lines that answer it.
+
+Template slots: ``{v}`` is the answer value, ``{P}`` a full name, ``{F}`` a
+first name, ``{project}``, ``{svc}``, ``{component}``... are entities, and
+``{0}``, ``{1}``... in paraphrase templates are paraphrase units.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# Function words and question words; everything else counts as a content word
+# when the paraphrase strength is measured.
+STOPWORDS = frozenset(
+    """
+    a about after again all also am an and any are as at be been before being but by can
+    could d did do does doing done during each for from get gets got had has have having he
+    her here hers him his how i if in into is it its just ll m may me might mine more most
+    my no nor not now of off on once one only or other our ours out over own re s same she
+    should so some still such t than that the their theirs them then there these they this
+    those through to too under until up us ve very was we were what when where which while
+    who whom whose why will with would you your yours
+    """.split()
+)
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def stem(word: str) -> str:
+    """Crude suffix stripping (``ies``→``y``, then ``ing``/``ed``/``es``/``s``/``er``).
+
+    Only used to check that a fully paraphrased query shares no word stem with
+    its note (so a Porter-stemming BM25 cannot match it either). Words of four
+    letters or fewer are returned unchanged.
+    """
+    if len(word) <= 4:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str, stems: bool = False) -> set[str]:
+    """Lower-cased ``[a-z0-9]+`` runs of ``text`` that are not in ``STOPWORDS``.
+
+    With ``stems=True`` each word is reduced by ``stem``. Empty text → empty set.
+    """
+    words = {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+    return {stem(w) for w in words} if stems else words
+
+
+# --- entities -------------------------------------------------------------------------
+
+FIRST_NAMES = (
+    "Priya Marco Lena Tomasz Aisha Jonas Mei Diego Sofia Kwame Hana Oskar Ines Ravi Nadia "
+    "Felix Yuki Amara Lucas Elif Mateo Zara Anton Leila Theo Noor Viktor Chloe Omar Greta "
+    "Samir Ingrid Kenji Beatriz Malik Freya Arjun Clara Emeka Sanna"
+).split()
+LAST_NAMES = (
+    "Natarajan Rossi Fischer Kowalski Bello Berg Lin Alvarez Conti Mensah Sato Lindqvist "
+    "Moreau Iyer Haddad Wagner Tanaka Osei Ferreira Yilmaz Herrera Qureshi Novak Farah "
+    "Laurent Aziz Petrov Dubois Khalil Svensson Rahman Holm Mori Costa Adeyemi Nilsen "
+    "Kapoor Weber Okafor Virtanen"
+).split()
+PROJECTS = (
+    "Atlas Borealis Cobalt Dynamo Ember Falcon Garnet Helix Indigo Juniper Kestrel Lumen "
+    "Meridian Nimbus Onyx Pioneer Quartz Raven Sierra Tundra Umbra Vega Willow Xenon Yarrow "
+    "Zephyr Aurora Basalt Cinder Delta Echo Fjord Glacier Harbor Iris Jasper Kodiak Lotus "
+    "Mistral Nova"
+).split()
+SERVICES = (
+    "ledger notifier search-indexer thumbnailer auth-proxy billing-sync mailer "
+    "feature-flags audit-trail geo-lookup rate-limiter pdf-renderer webhook-relay "
+    "session-store image-cache metrics-gateway scheduler-api export-worker invoice-api "
+    "profile-api chat-bridge sms-sender link-shortener translation-api recommender "
+    "payments-api inventory-sync report-builder push-service media-transcoder "
+    "consent-manager tax-calculator address-validator queue-router blob-janitor "
+    "license-server usage-meter backup-agent cdn-purger"
+).split()
+COMPONENTS = (
+    "gateway",
+    "indexer",
+    "embedder",
+    "scheduler",
+    "webhook worker",
+    "sync daemon",
+    "CLI",
+    "settings page",
+    "importer",
+    "chunker",
+    "cron runner",
+    "plugin loader",
+)
+VENDORS = ("Stripe", "Twilio", "Fastly", "Sentry", "Grafana Cloud", "Zendesk", "Figma", "Vercel")
+REGIONS = (
+    "eu-west-1",
+    "eu-central-1",
+    "eu-north-1",
+    "us-east-2",
+    "us-west-2",
+    "ap-southeast-1",
+    "ap-northeast-1",
+    "ca-central-1",
+    "sa-east-1",
+    "me-central-1",
+)
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+HOSTNAMES = ("ci-runner-1", "ci-runner-2", "build-box", "nas-01", "edge-2", "pi-kitchen")
+LUNCH_TOPICS = ("climbing", "sci-fi books", "the city marathon", "board games", "podcasts")
+
+# --- exact tokens ------------------------------------------------------------------------
+
+TICKET_KEYS = ("OPS", "MEM", "GW", "WEB", "INFRA", "DATA", "SEC", "BILL", "PLAT", "APP")
+ENV_A = (
+    "STATE LOG CACHE GATEWAY MEMORY EMBED INDEX SYNC PLUGIN SESSION WORKSPACE AGENT "
+    "PROXY TRACE QUEUE BACKUP VECTOR SEARCH TOOL MODEL"
+).split()
+ENV_B = "DIR LEVEL TTL PORT HOST PATH TOKEN LIMIT MODE URL TIMEOUT SIZE FLAGS REGION SEED".split()
+CONFIG_NS = ("memorySearch", "gateway", "agents", "plugins")
+CONFIG_GROUP = ("query", "store", "sync", "cache", "remote", "chunking", "hybrid", "fallback")
+CONFIG_LEAF = (
+    "enabled maxEntries intervalMinutes watchDebounceMs baseUrl vectorWeight textWeight "
+    "candidateMultiplier halfLifeDays lambda tokenizer overlap"
+).split()
+CONFIG_VALUES = ("true", "false", "0", "1", "4", "30", "0.5", "0.7", "1500", '"trigram"')
+SYMBOL_VERBS = "build parse resolve flush merge rank fetch encode split hydrate score prune".split()
+SYMBOL_NOUNS = (
+    "Chunks Index Snippet Embeddings Session Config Workspace Citations Candidates Batch "
+    "Watcher Manifest Fingerprint Provider Vectors Results"
+).split()
+ERRORS = (
+    "sqlite-vec unavailable",
+    "database is locked",
+    "ECONNRESET on /v1/embeddings",
+    "fts5: syntax error near AND",
+    "no such module: vec0",
+    "embedding dimension mismatch",
+    "lockfile held by pid",
+    "ENOSPC while writing index",
+    "token budget exceeded",
+    "unexpected end of JSON input",
+    "TLS handshake timeout",
+    "rate limit exceeded (429)",
+    "worker exited with code 137",
+    "invalid UTF-8 in memory file",
+    "snapshot checksum mismatch",
+    "watcher limit reached (inotify)",
+    "cannot open shared object file",
+    "request body too large",
+    "socket hang up",
+    "certificate has expired",
+    "out of memory in tokenizer",
+    "duplicate chunk id",
+    "permission denied on MEMORY.md",
+    "stale provider key",
+)
+
+
+class IdTemplate(NamedTuple):
+    """A log line holding an opaque token; ``query`` only uses words of ``line``."""
+
+    kind: str  # commit | ticket | env | config | symbol | error
+    line: str
+    query: str
+
+
+# Shared by filler and by "exact" questions, so the evidence line has dozens of
+# near-identical neighbours that differ only in the token.
+ID_TEMPLATES = (
+    IdTemplate("commit", "Reverted commit {tok} on main; it broke the {component} reconnect", "reverted commit {tok}"),
+    IdTemplate("commit", "Merged PR #{pr} as {tok} into main after review by {F}", "merged {tok} into main"),
+    IdTemplate("commit", "Bisected the {component} regression to commit {tok}", "regression commit {tok}"),
+    IdTemplate("commit", "Cherry-picked {tok} onto the release branch of {project}", "cherry-picked {tok}"),
+    IdTemplate("ticket", "Filed {tok}: {component} drops events after sleep", "filed {tok}"),
+    IdTemplate("ticket", "{tok} closed by {F}; the fix ships with the next build", "{tok} closed"),
+    IdTemplate("ticket", "Blocked on {tok} until {F} reviews the {component} patch", "blocked on {tok}"),
+    IdTemplate("env", "Set {tok}={n} on {host} for the {component}", "set {tok}"),
+    IdTemplate("env", "{tok} was unset after the reboot of {host}", "{tok} unset after reboot"),
+    IdTemplate("config", "Changed `{tok}` to {cfg} in openclaw.json", "changed `{tok}`"),
+    IdTemplate("config", "`{tok}` is ignored when the {component} starts in safe mode", "`{tok}` ignored"),
+    IdTemplate("symbol", "Profiled `{tok}()`: {n} ms per call in the {component}", "profiled `{tok}`"),
+    IdTemplate("symbol", "Renamed `{tok}()` during the {component} refactor", "renamed `{tok}`"),
+    IdTemplate("error", 'Gateway log at {time}: "{tok}" ({n} times)', 'gateway log "{tok}"'),
+    IdTemplate("error", 'The {component} crashed with "{tok}" after the upgrade', 'crashed with "{tok}"'),
+)
+
+# --- filler ------------------------------------------------------------------------------
+
+# Section of a daily log → templates. Background noise only: no fact here is
+# ever asked about. "Log" lines additionally come from ID_TEMPLATES.
+FILLER = {
+    "Meetings": (
+        "{time} standup: {project} is on track, {F} demoed the {component} changes",
+        "{time} sync with {P} about {project} scope; next check-in {weekday}",
+        "{time} sprint planning for {project}: {n} stories pulled in",
+        "{time} retro: too many interrupts, {F} will batch review requests",
+        "{time} call with {vendor} support about invoice {n}; waiting on a reply",
+        "{time} pairing with {F} on the {component} tests",
+        "{time} design review for {project}: {F} to revise the {component} diagram",
+        "{time} quick chat with {F} about flaky tests in {repo}",
+    ),
+    "Todos": (
+        "[ ] Review {F}'s PR #{pr} for {project}",
+        "[ ] Follow up with {P} about the {project} estimate",
+        "[x] Reply to {F} about the {weekday} demo",
+        "[ ] Update the {project} README with the new setup steps",
+        "[x] Rotate the {vendor} API token",
+        "[ ] Book a room for the {project} review on {weekday}",
+        "[ ] Clean up stale branches in {repo}",
+        "[x] Send {F} the summary of the {project} sync",
+    ),
+    "Decisions": (
+        "Hold the {project} demo until the {component} fix lands",
+        "{F} takes over {project} triage for the rest of the week",
+        "Skip the {weekday} sync; async update in the channel instead",
+        "Keep {repo} on weekly dependency bumps",
+        "Split the {component} work into two PRs to keep reviews small",
+    ),
+    "Notes": (
+        "{F} mentioned the {component} dashboard is slow again",
+        "{project} sprint velocity: {n} points",
+        "Read the {vendor} changelog; nothing that affects {project}",
+        "{F} is travelling on {weekday}, reachable on chat",
+        "Lunch with {F}; talked about {topic}",
+        "{project} retro action items are in the shared doc",
+    ),
+    "Log": (
+        "`pnpm test` in {repo}: {n} passed, {m} skipped ({s}s)",
+        "`openclaw memory status`: {n} files, {m} chunks indexed",
+        "`git pull` in {repo} fast-forwarded {m} commits",
+        "`openclaw doctor` reported {m} warnings for the {component}",
+    ),
+}
+FILLER_SECTION_WEIGHTS = {"Meetings": 2, "Todos": 2, "Decisions": 1, "Notes": 2, "Log": 5}
+ID_SHARE_OF_LOG = 0.7  # share of "Log" filler lines that come from ID_TEMPLATES
+DAILY_SECTIONS = ("Meetings", "Decisions", "Todos", "Notes", "Log")
+MEMORY_SECTIONS = ("Preferences", "People", "Projects", "Infrastructure", "Decisions")
+MEMORY_STATIC = {
+    "Preferences": (
+        "Use metric units and 24-hour times",
+        "Dates in ISO format (YYYY-MM-DD)",
+        "Ask before sending anything on my behalf",
+    ),
+    "Infrastructure": (
+        "Workspace is a git repo; commit memory changes daily",
+        "Home network uses the 192.168.1.0/24 range",
+    ),
+    "Decisions": (
+        "Write durable facts here; daily detail goes to memory/",
+        "Prefer boring technology for internal tools",
+    ),
+}
+ROLES = ("backend", "frontend", "design", "product", "QA", "infra", "data")
+PROJECT_BLURBS = (
+    "internal analytics app",
+    "customer billing portal",
+    "mobile companion app",
+    "docs site",
+    "partner API",
+    "ops tooling",
+    "onboarding flow",
+)
+
+# --- paraphrase ---------------------------------------------------------------------------
+
+
+class Paraphrase(NamedTuple):
+    """A fact and a question about it, with aligned (note wording, query wording) units.
+
+    ``note`` and ``query`` use ``{0}``, ``{1}``... for units and ``{v}`` for the
+    value (``note`` only). Fully paraphrased, the query shares no content word
+    (nor word stem) with the note; unswapped units reuse the note's wording.
+    """
+
+    note: str
+    query: str
+    units: tuple[tuple[str, str], ...]
+    values: tuple[str, ...]
+    section: str  # MEMORY.md section
+
+
+def _p(note: str, query: str, units: str, values: str, section: str) -> Paraphrase:
+    pairs = tuple(tuple(u.split("=")) for u in units.split(";"))
+    return Paraphrase(note, query, pairs, tuple(values.split(";")), section)  # type: ignore[arg-type]
+
+
+PARAPHRASES = (
+    _p("{0} {1} {2} lives {v}", "where is the {0} {2} that runs our {1}",
+       "Mac Studio=desktop;gateway=agent daemon;host=computer",
+       "in the hallway closet;under the standing desk;on the garage shelf;in the basement rack",
+       "Infrastructure"),
+    _p("Agreed on a {0} {1} {v}", "how long is the {0} {1}",
+       "deploy=release;freeze=pause",
+       "until the 14th;through quarter close;until Friday noon;for the whole conference week",
+       "Decisions"),
+    _p("{0} {1}: {v}", "what {0} {1} do I usually get",
+       "Coffee=caffeine;order=drink",
+       "oat flat white;double espresso, no sugar;iced americano;cortado", "Preferences"),
+    _p("{0} {1} booked {v}", "when is my {0} {1}",
+       "Dentist=teeth;appointment=checkup",
+       "for Tuesday 3 pm;on the 22nd at 10:00;for next Monday morning", "Preferences"),
+    _p("{0} {1} {2} is {v}", "what is the {0} {1} {2}",
+       "Guest=visitor;wifi=wireless network;password=passphrase",
+       "maple-otter-42;blue-heron-17;copper-fox-88", "Infrastructure"),
+    _p("{0}'s {1} is {v}", "when was my {0} {1}",
+       "Mom=mother;birthday=born",
+       "on 12 May;on 3 September;on 28 February", "People"),
+    _p("{0} {1} to {v}", "what food gives me a {0} {1}",
+       "Severe=serious;allergy=reaction",
+       "peanuts;shellfish;sesame", "Preferences"),
+    _p("{0} {1} should be written in {v}", "what language do {0} {1} use",
+       "Slack=chat;replies=responses",
+       "plain English, no emoji;Spanish;German with formal address", "Preferences"),
+    _p("Team {0} {1}: {v}", "which {1} holds our {0}",
+       "secrets=credentials;vault=safe",
+       "1Password Business;Bitwarden self-hosted;HashiCorp Vault on the NAS", "Infrastructure"),
+    _p("{0} {1} run {v}", "when do the {0} {1} happen",
+       "Nightly=overnight;backups=snapshots",
+       "at 02:30 to Backblaze B2;at 03:00 to the Synology;at 01:15 to rsync.net",
+       "Infrastructure"),
+    _p("{0} {1} is due {v}", "when does the {0} need {1}",
+       "Car=vehicle;service=maintenance",
+       "in April;after 15,000 km;on the 9th", "Preferences"),
+    _p("{0} {1}: {v}", "how do I {1} the {0}",
+       "Landlord=apartment owner;contact=reach",
+       "Mr. Achebe, +44 7700 900123;Ms. Halvorsen via the tenant portal;Jan Vos, text only",
+       "People"),
+    _p("No {0} before {v}", "earliest time I accept {0}",
+       "meetings=calls", "10:00;11 am;noon", "Preferences"),
+    _p("{0} {1} from {v}", "what hours should I {0} {1}",
+       "Mute=silence;notifications=alerts",
+       "22:00 to 07:00;midnight to 8 am;21:30 to 06:30", "Preferences"),
+    _p("{0} {1} as {v}", "how do I want the {0} {1} formatted",
+       "Daily=everyday;digest=summary",
+       "three bullet points max;a short table;one paragraph", "Preferences"),
+    _p("{0} {1} lives in {v}", "which app has my {0} {1}",
+       "Work=job;calendar=schedule",
+       "Google Calendar;Fantastical;Outlook", "Preferences"),
+    _p("{0} {1} page is {v}", "how do I reach the {0} {1} console",
+       "NAS=network storage;admin=management",
+       "192.168.1.20:5000;nas.lan:5001;https://synology.lan", "Infrastructure"),
+    _p("Home {0} is {v}", "which {0} does the house use",
+       "DNS=name resolver",
+       "Pi-hole on 192.168.1.3;NextDNS profile 4a1b2c;AdGuard on the router", "Infrastructure"),
+    _p("{0} {1} runs on {v}", "where is the {0} {1}",
+       "VPN=private tunnel;exit node=egress point",
+       "the Hetzner box in Falkenstein;the Raspberry Pi at home;a Linode in Frankfurt",
+       "Infrastructure"),
+    _p("{0} {1} renewal is due {v}", "when must we extend the {0} {1}",
+       "Domain=website;registration=name lease",
+       "in October;on 2 March;before the summer", "Infrastructure"),
+    _p("{0} {1} renew {v}", "how do the {0} {1} get refreshed",
+       "TLS=https;certificates=certs",
+       "via certbot every 60 days;through Caddy automatically;by hand each quarter",
+       "Infrastructure"),
+    _p("{0} {1} has {v}", "what {0} is in the {1}",
+       "GPU=graphics card;workstation=tower",
+       "an RTX 4090 with 24 GB;two RTX 3090s;a Radeon 7900 XTX", "Infrastructure"),
+    _p("{0} {1} go to {v}", "where are {0} {1} sent",
+       "Uptime=availability;alerts=warnings",
+       "the #ops-pager channel;PagerDuty;Matt's phone via Pushover", "Infrastructure"),
+    _p("{0} {1} {2} is {v}", "which {0} {1} {2} do we run",
+       "Local=on-device;embedding=vector;model=encoder",
+       "all-MiniLM-L6-v2;embeddinggemma-300m;bge-small-en", "Infrastructure"),
+    _p("{0} {1} kept for {v}", "how long do we keep {0} {1}",
+       "Database=db;dumps=exports",
+       "30 days;two weeks;six months", "Infrastructure"),
+    _p("{0}: {v}", "who is my {0}",
+       "Accountant=tax advisor",
+       "Helen Marsh at Marsh & Co;Tomás Ruiz;Maren Sølvberg", "People"),
+    _p("{0} {1}: {v}", "who is our {0} {1}",
+       "Family=household;doctor=physician",
+       "Dr. Selma Kraus;Dr. Otto Brandt;Dr. Lucía Marín", "People"),
+    _p("Go-to {0}: {v}", "who is our usual {0}",
+       "babysitter=child minder",
+       "Hannah from next door;Mia Schulz;Grandma on Wednesdays", "People"),
+    _p("{0} {1}: {v}", "who is my {0} {1}",
+       "Line=direct;manager=supervisor",
+       "Rachel Kim;Yara Nassar;Gideon Blum", "People"),
+    _p("{0} we trust: {v}", "who do we call about {0}",
+       "Plumber=leaking pipes",
+       "Bauer & Sons;Nico Ferrante;QuickFix 24h", "People"),
+    _p("{0} {1} needs {v}", "what sign-off does {0} {1} require",
+       "Every=each;merge=pull request",
+       "two approvals;one approval plus green CI;a review from an owner", "Decisions"),
+    _p("{0} {1} will use {v}", "which framework for the {0} {1}",
+       "Frontend=user interface;rewrite=rebuild",
+       "SvelteKit;React with Vite;SolidStart", "Decisions"),
+    _p("Picked {v} as the {0} {1}", "what is our {0} {1}",
+       "primary=main;datastore=database",
+       "SQLite with Litestream;MySQL 8;CockroachDB", "Decisions"),
+    _p("{0} {1} moved to {v}", "where is the {0} {1} hosted",
+       "Marketing=promo;site=website",
+       "Cloudflare Pages;Netlify;a Hetzner VPS", "Decisions"),
+    _p("{0} {1} capped at {v}", "what is the limit on our {0} {1}",
+       "Cloud=hosting;spend=bill",
+       "$400 a month;2k EUR per quarter;$90 per week", "Decisions"),
+    _p("{0} {1}: {v}", "who is my {1} during {0}",
+       "Holiday=vacation;cover=stand-in",
+       "Bruno Salas;Keiko Abe;Pavel Dvorak", "People"),
+    _p("{0} {1} go in {v}", "where do {0} {1} live",
+       "Meeting=call;minutes=write-ups",
+       "the team Notion;a shared Google Drive folder;the wiki under /rituals", "Decisions"),
+    _p("{0} {1} moved to {v}", "which {1} holds {0} reports",
+       "Bug=defect;tracker=ticket system",
+       "Linear;GitHub Issues;Jira Cloud", "Decisions"),
+    _p("{0} {1} runs on {v}", "what executes our {0} {1}",
+       "CI=automated build;pipeline=system",
+       "GitHub Actions;Buildkite agents on the NAS;a self-hosted Woodpecker", "Infrastructure"),
+    _p("{0} {1}: {v}", "which {1} sees the {0}",
+       "Dog=puppy;vet=animal clinic",
+       "Dr. Patel at Riverside;Greenway Veterinary;Dr. Moll in the old town", "People"),
+    _p("{0} {1}: {v}", "where is my {0} {1}",
+       "Gym=workout;membership=subscription",
+       "Anytime Fitness on Elm St;the bouldering hall;the YMCA downtown", "Preferences"),
+    _p("{0} {1} number: {v}", "what is my {0} {1} policy",
+       "Health=medical;insurance=coverage",
+       "AXA 55-1029;TK 88231;Bupa 7734-A", "Preferences"),
+    _p("{0} {1} due {v}", "deadline for the {0} {1}",
+       "Tax=yearly income;return=filing",
+       "on 31 July;by 15 April;end of May", "Preferences"),
+    _p("{0} {1} is {v}", "where is the {0} {1}",
+       "Team=group;offsite=retreat",
+       "in Porto, 12-14 June;at the lake house in May;in Kraków after the launch",
+       "Decisions"),
+    _p("{0} {1} goes out {v}", "when do we send the {0} {1}",
+       "Customer=client;newsletter=email bulletin",
+       "on the first Tuesday of the month;every other Friday;on the 15th", "Decisions"),
+    _p("{0} {1}: {v}", "what is our {0} {1}",
+       "Support=help desk;SLA=response target",
+       "first reply within 4 business hours;same-day reply on weekdays;2 h for P1",
+       "Decisions"),
+    _p("{0} {1} is {v}", "which {0} {1} is mine",
+       "Parking=garage;spot=bay",
+       "level 2, space 114;P3 near the lifts;spot 27 by the ramp", "Preferences"),
+    _p("{0} {1}: {v}", "what is the {0} {1}",
+       "Office=workplace;door code=entry PIN",
+       "4821#;0917*;2364 then the bell", "Infrastructure"),
+    _p("{0} is paid {v}", "when does the {0} go out",
+       "Rent=apartment payment",
+       "on the 1st by standing order;on the 28th;every fourth week", "Preferences"),
+    _p("{0} {1} {v}", "when does my {0} {1}",
+       "Passport=travel document;expires=lapse",
+       "in March 2027;on 4 Nov 2026;next January", "Preferences"),
+    _p("{0} {1} meets {v}", "when does the {0} {1} get together",
+       "Book=reading;club=circle",
+       "last Thursday of the month;every second Sunday;on Wednesdays at 19:00",
+       "Preferences"),
+    _p("{0} {1}: {v}", "who is our {0} {1}",
+       "Electricity=power;provider=utility company",
+       "Octopus Energy;Vattenfall;EDF", "Infrastructure"),
+    _p("{0} {1} is {v}", "what {0} {1} do we have",
+       "Fiber=broadband;plan=contract",
+       "1 Gbit with Init7;500 Mbit from Vodafone;300 Mbit via Telekom", "Infrastructure"),
+    _p("{0} {1} {2} is {v}", "what is our {0} {1} {2}",
+       "OpenAI=model provider;rate=request;limit=ceiling",
+       "500 RPM on tier 3;10k TPM;60 RPM for the free key", "Infrastructure"),
+    _p("{0} {1} go to {v}", "where do we post {0} {1}",
+       "Incident=outage;updates=status messages",
+       "#incidents;#ops-war-room;the status page", "Decisions"),
+    _p("{0} {1}: {v}", "when is our {0} {1}",
+       "Wedding=marriage;anniversary=yearly celebration",
+       "18 August;2 June;30 September", "People"),
+)
+
+# --- update: one template, successive values ------------------------------------------------
+
+
+class UpdateAttr(NamedTuple):
+    """A fact that changes: every version uses ``note`` with a new ``{v}``."""
+
+    entity: str  # "person" | "project"
+    note: str
+    query: str
+    values: tuple[str, ...]
+
+
+UPDATE_ATTRS = (
+    UpdateAttr("person", "{P} prefers to be pinged on {v}", "Where does {P} prefer to be pinged?",
+               ("Slack", "Signal", "email", "Telegram", "WhatsApp", "Matrix", "Discord", "SMS")),
+    UpdateAttr("person", "{P} set their working hours to {v}", "What are {P}'s working hours?",
+               ("08:00-16:00", "09:00-17:00", "10:00-18:00", "07:30-15:30", "11:00-19:00",
+                "12:00-20:00", "09:30-17:30", "08:30-16:30")),
+    UpdateAttr("person", "{P}'s preferred code editor is now {v}", "Which code editor does {P} prefer?",
+               ("VS Code", "Neovim", "Zed", "Cursor", "Helix", "Emacs", "Sublime Text", "IntelliJ")),
+    UpdateAttr("person", "{P} wants daily summaries written by {v}",
+               "Which model should write {P}'s daily summaries?",
+               ("claude-sonnet-4", "gpt-5-mini", "gemini-2.5-flash", "llama-3.3-70b", "qwen3-32b",
+                "mistral-large", "claude-haiku-4", "gpt-4.1")),
+    UpdateAttr("project", "Default branch for {project} is now `{v}`",
+               "What is the default branch for {project}?",
+               ("main", "trunk", "develop", "stable", "next", "master", "dev", "mainline")),
+    UpdateAttr("project", "{project} release train now leaves every {v}",
+               "How often does the {project} release train leave?",
+               ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "other Monday",
+                "other Wednesday", "other Friday")),
+    UpdateAttr("project", "{project} Node version pinned to {v}", "Which Node version is {project} pinned to?",
+               ("18.19", "20.11", "20.17", "22.3", "22.11", "22.14", "23.1", "24.0")),
+    UpdateAttr("project", "{project} error budget set to {v}", "What is the {project} error budget?",
+               ("99.0%", "99.5%", "99.9%", "99.95%", "98.5%", "99.7%", "99.8%", "99.99%")),
+)
+MAX_UPDATE_VERSIONS = min(len(a.values) for a in UPDATE_ATTRS)
+
+# --- distractor: same person, sibling attributes ----------------------------------------------
+
+
+class Family(NamedTuple):
+    """Sibling attributes of one person, all stated with ``note``."""
+
+    note: str  # slots {P}, {attr}, {v}
+    query: str  # slots {P}, {attr}
+    attrs: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+FAMILIES = (
+    Family("{P}'s {attr} is a {v}", "What {attr} does {P} use?", (
+        ("laptop", ("ThinkPad X1 Carbon", "MacBook Air M3", "Framework 13", "Dell XPS 13")),
+        ("phone", ("Pixel 8", "iPhone 15", "Galaxy S24", "Fairphone 5")),
+        ("monitor", ("LG UltraFine 5K", "Dell U2723QE", "Studio Display", "BenQ PD2705U")),
+        ("keyboard", ("Keychron Q1", "HHKB Hybrid", "ZSA Moonlander", "Magic Keyboard")),
+        ("headset", ("Jabra Evolve2 65", "Sony WH-1000XM5", "Bose QC45", "AirPods Max")),
+        ("tablet", ("iPad Air", "reMarkable 2", "Kindle Scribe", "Galaxy Tab S9")),
+    )),
+    Family("{P}'s favourite {attr} is {v}", "What is {P}'s favourite {attr}?", (
+        ("snack", ("salted almonds", "dark chocolate", "rice crackers", "dried mango")),
+        ("lunch spot", ("the ramen bar", "Café Nord", "the falafel cart", "Luigi's")),
+        ("tea", ("sencha", "rooibos", "Earl Grey", "masala chai")),
+        ("pizza topping", ("mushrooms", "anchovies", "pineapple", "nduja")),
+        ("dessert", ("tiramisu", "pastel de nata", "cheesecake", "baklava")),
+        ("board game", ("Wingspan", "Catan", "Azul", "Codenames")),
+    )),
+    Family("{P}'s {attr}: {v}", "What is {P}'s {attr}?", (
+        ("GitHub handle", ("@{slug}", "@{slug}-dev", "@{slug}42", "@the-{slug}")),
+        ("timezone", ("Europe/Berlin", "America/Chicago", "Asia/Tokyo", "Europe/Lisbon")),
+        ("desk", ("desk 4B", "desk 2A by the window", "hot desk zone C", "desk 7F")),
+        ("badge number", ("B-1042", "B-2210", "B-3307", "B-0815")),
+        ("shirt size", ("S", "M", "L", "XL")),
+        ("cost centre", ("CC-410", "CC-225", "CC-318", "CC-502")),
+    )),
+)
+MAX_DISTRACTORS = min(len(f.attrs) for f in FAMILIES) - 1
+
+# --- redundancy: one topic, three distinct facts, the first repeated ---------------------------
+
+REDUNDANCY_TOPICS = (
+    ("launch", (
+        "{project} launch: beta opens to internal users first",
+        "{project} launch: press embargo lifts at 09:00 CET",
+        "{project} launch: {F} writes the announcement post",
+    )),
+    ("data migration", (
+        "{project} data migration: dual writes are on, reads still hit the old cluster",
+        "{project} data migration: cutover window is Sunday 02:00-04:00",
+        "{project} data migration: rollback means flipping the read flag back",
+    )),
+    ("security audit", (
+        "{project} security audit: auditors get read-only staging access",
+        "{project} security audit: final report due at month end",
+        "{project} security audit: {F} is the point of contact",
+    )),
+    ("pricing change", (
+        "{project} pricing change: existing customers keep the old plan for a year",
+        "{project} pricing change: new tiers go live on the 1st",
+        "{project} pricing change: finance signed off on the discount caps",
+    )),
+    ("hiring", (
+        "{project} hiring: we need one senior backend engineer",
+        "{project} hiring: interviews run Tuesdays and Thursdays",
+        "{project} hiring: {F} screens the take-home tasks",
+    )),
+    ("API deprecation", (
+        "{project} API deprecation: v1 endpoints now send a Sunset header",
+        "{project} API deprecation: v1 shuts off after 90 days",
+        "{project} API deprecation: SDK 3.0 drops v1 support",
+    )),
+    ("mobile app", (
+        "{project} mobile app: TestFlight build goes to 50 testers",
+        "{project} mobile app: Play Store review takes about 3 days",
+        "{project} mobile app: crash reports flow into Sentry",
+    )),
+    ("docs revamp", (
+        "{project} docs revamp: moving from Docusaurus to Starlight",
+        "{project} docs revamp: every page gets a last-reviewed date",
+        "{project} docs revamp: {F} owns the style guide",
+    )),
+)
+REDUNDANCY_QUERY = "What do we know about the {project} {topic}?"
+# Near-verbatim wrappers for the repeated fact (copy 0 is the plain note).
+COPY_WRAPPERS = ("{}", "Reminder: {}", "{} (unchanged)", "Still true: {}", "{} (again)",
+                 "Recap: {}", "{} (as before)", "Note: {}")
+
+# --- multi: two facts in two files ------------------------------------------------------------
+
+INITIATIVES = ("SSO rollout", "dark mode", "CSV export", "audit log", "offline sync",
+               "usage dashboard", "webhook retries", "billing revamp")
+PURPOSES = ("sending receipts", "search", "image uploads", "login", "reporting", "invoicing")
+OUTAGE_CAUSES = ("an expired TLS certificate", "a full disk on the primary", "a bad config push",
+                 "a DNS misconfiguration", "a memory leak after the upgrade",
+                 "a runaway cron job")
+VACATION_ENDS = ("the 3rd", "the 10th", "the 17th", "the 24th", "next Tuesday", "month end")
+
+# --- cjk ---------------------------------------------------------------------------------
+
+CJK_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗"
+CJK_GIVEN = ("伟", "芳", "娜", "敏", "静", "磊", "洋", "勇", "艳", "杰", "涛", "明", "超", "霞",
+             "平", "刚", "婷", "欣", "浩", "宇")
+CJK_FACTS = (
+    ("{p}的生日是{v}", "{p}的生日是哪天？", ("三月十二日", "五月八日", "十月三日", "七月二十日")),
+    ("{p}最喜欢的菜是{v}", "{p}最喜欢吃什么菜？", ("麻婆豆腐", "红烧肉", "宫保鸡丁", "酸菜鱼")),
+    ("{p}负责{v}项目", "{p}负责哪个项目？", ("支付", "搜索", "推荐", "客服")),
+    ("{p}的工位在{v}", "{p}坐在哪里？", ("三楼东区", "五楼靠窗", "二楼会议室旁", "六楼西侧")),
+    ("{p}对{v}过敏", "{p}对什么过敏？", ("花生", "海鲜", "芒果", "牛奶")),
+    ("{p}的老家在{v}", "{p}是哪里人？", ("成都", "杭州", "西安", "长沙")),
+    ("{p}每周{v}去健身房", "{p}哪天健身？", ("一和三", "二和四", "三和五", "六")),
+    ("{p}的猫叫{v}", "{p}的猫叫什么名字？", ("团子", "豆豆", "橘子", "小黑")),
+    ("{p}平时喝{v}", "{p}平时喝什么？", ("乌龙茶", "美式咖啡", "豆浆", "普洱")),
+    ("{p}下个月去{v}开会", "{p}下个月去哪里开会？", ("上海", "深圳", "北京", "广州")),
+)
+CJK_PROJECTS = ("支付系统", "搜索服务", "推荐引擎", "客服平台", "数据看板")
+CJK_FILLER = (
+    "和{p}开会，讨论了{proj}的排期",
+    "待办：提醒{p}更新周报",
+    "{p}提交了{proj}的修复补丁",
+    "下午和{p}对了一下{proj}的需求",
+    "{p}今天请假，{proj}的评审推迟到明天",
+    "记录：{proj}的测试环境又挂了，{p}在查",
+)

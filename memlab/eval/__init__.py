@@ -1,0 +1,71 @@
+"""Evaluation: evidence-span relevance, metrics and significance tests."""
+
+from __future__ import annotations
+
+from memlab.eval.metrics import (
+    METRIC_NAMES,
+    MetricSpec,
+    alpha_ndcg,
+    budget_recall,
+    evaluate,
+    evaluate_hits,
+    mrr,
+    ndcg,
+    parse_metric,
+    precision,
+    recall,
+    recall_all,
+    recall_any,
+    subtopic_recall,
+)
+from memlab.eval.relevance import (
+    SpanHits,
+    SpanTable,
+    candidate_coverage,
+    hits_from_topk,
+    span_coverage,
+    span_table,
+    take_topk,
+)
+from memlab.eval.significance import (
+    bonferroni,
+    bootstrap_ci,
+    bootstrap_ci_many,
+    compare_to_baseline,
+    holm,
+    paired_ttest,
+    randomization_test,
+    win_tie_loss,
+)
+
+__all__ = [
+    "METRIC_NAMES",
+    "MetricSpec",
+    "SpanHits",
+    "SpanTable",
+    "alpha_ndcg",
+    "bonferroni",
+    "bootstrap_ci",
+    "bootstrap_ci_many",
+    "budget_recall",
+    "candidate_coverage",
+    "compare_to_baseline",
+    "evaluate",
+    "evaluate_hits",
+    "hits_from_topk",
+    "holm",
+    "mrr",
+    "ndcg",
+    "paired_ttest",
+    "parse_metric",
+    "precision",
+    "randomization_test",
+    "recall",
+    "recall_all",
+    "recall_any",
+    "span_coverage",
+    "span_table",
+    "subtopic_recall",
+    "take_topk",
+    "win_tie_loss",
+]

@@ -1,0 +1,865 @@
+"""The memory index: one SQLite file per workspace (spec section 4).
+
+Tables: ``meta(key, value)``, ``files(path, source, hash, mtime, size)``,
+``chunks(id, path, source, start_line, end_line, hash, model, text, embedding,
+updated_at, heading, truncated)``, ``embedding_cache(provider, model,
+provider_key, hash, embedding, dims, truncated, updated_at)`` and an FTS5 table
+``chunks_fts`` whose rowid is the chunk's rowid. Vectors are float32 blobs in
+``chunks.embedding``, loaded into an in-memory exact index on first search.
+
+Sync is incremental by content hash; a change of fingerprint (provider, model,
+provider key, sources, extra paths, chunker, FTS tokenizer, dimensions) builds
+a new database beside the old one, copies the embedding cache and swaps it in
+with ``os.replace``: a crash at any point leaves the old index usable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memlab import __version__
+from memlab.chunking import Chunk, ChunkerConfig
+from memlab.workspace import (
+    MemoryFile,
+    MemoryFileError,
+    discover_memory_files,
+    read_memory_file,
+    resolve_workspace,
+    sha256_text,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from memlab.config import MemorySearchConfig
+    from memlab.embed import Embedder
+
+SCHEMA_VERSION = 1
+FTS_ONLY_MODEL = "fts-only"
+FTS_TOKENIZE = {
+    "unicode61": "unicode61",
+    "trigram": "trigram case_sensitive 0",
+    "porter": "porter unicode61",
+}
+VECTOR_BACKENDS = ("faiss", "numpy", "hnsw")
+EMBED_BATCH = 64
+
+
+class IndexUnusableError(RuntimeError):
+    """The index file cannot be used (not SQLite, corrupt, wrong schema)."""
+
+
+class IndexLockedError(RuntimeError):
+    """Another process holds the index's writer lock longer than the timeout."""
+
+
+@dataclass
+class SyncReport:
+    """What one ``MemoryIndex.sync`` did."""
+
+    files: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    files_failed: list[tuple[str, str]] = field(default_factory=list)
+    chunks: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    embedded: int = 0
+    cache_hits: int = 0
+    truncated: int = 0
+    full_reindex: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
+    """sha256 of ``source:path:startLine:endLine:hash:model`` (OpenClaw's chunk id)."""
+    key = f"{source}:{path}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}:{model}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def default_db_path(workspace: Path) -> Path:
+    """``WORKSPACE/.memlab/index.sqlite``, or a per-workspace file in the user cache when
+    the workspace is read-only (never inside ``memory/``, so it is never indexed)."""
+    if os.access(workspace, os.W_OK):
+        return workspace / ".memlab" / "index.sqlite"
+    cache = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "memlab" / "indexes"
+    key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
+    return cache / f"{workspace.name}-{key}.sqlite"
+
+
+@dataclass
+class ChunkTable:
+    """The index's chunks as arrays, position-aligned (position = row in these arrays).
+
+    ``vectors`` is float32 [N, d] (or None in keyword-only mode). Texts are not
+    kept in memory; fetch them with ``MemoryIndex.texts(positions)``.
+    """
+
+    rowids: np.ndarray
+    ids: np.ndarray
+    paths: np.ndarray
+    sources: np.ndarray
+    start_lines: np.ndarray
+    end_lines: np.ndarray
+    mtimes: np.ndarray
+    vectors: np.ndarray | None
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+    def positions(self, rowids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Positions of the given chunk rowids (rowids are sorted ascending)."""
+        return np.searchsorted(self.rowids, np.asarray(rowids, dtype=np.int64))
+
+    def frame(self) -> pd.DataFrame:
+        """A DataFrame view: docno (chunk id), path, source, start_line, end_line, mtime."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "docno": self.ids,
+                "path": self.paths,
+                "source": self.sources,
+                "start_line": self.start_lines,
+                "end_line": self.end_lines,
+                "mtime": self.mtimes,
+            }
+        )
+
+
+class MemoryIndex:
+    """A workspace's memory index (SQLite + an in-memory exact vector index).
+
+    ``embedder``: an ``Embedder``, a provider name for ``resolve_embedder``
+    (``"auto"``, ``"local"``, ``"hashing"``, ``"none"``...) or ``None`` for
+    keyword-only mode. The database path defaults to ``default_db_path``.
+    One writer at a time: ``sync`` takes an exclusive lock on ``DB.lock`` and
+    waits up to ``lock_timeout`` seconds before raising ``IndexLockedError``.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        db_path: str | os.PathLike[str] | None = None,
+        embedder: Embedder | str | None = "auto",
+        chunker: ChunkerConfig | None = None,
+        extra_paths: Sequence[str] = (),
+        sources: Sequence[str] = ("memory",),
+        sessions_dir: str | os.PathLike[str] | None = None,
+        fts_tokenizer: str = "unicode61",
+        fts_path_prefix: bool = False,
+        vector_backend: str = "faiss",
+        cache_enabled: bool = True,
+        cache_max_entries: int | None = None,
+        lock_timeout: float = 30.0,
+        progress: bool | None = None,
+    ) -> None:
+        self.workspace = resolve_workspace(workspace)
+        if fts_tokenizer not in FTS_TOKENIZE:
+            raise ValueError(
+                f"fts_tokenizer must be one of {', '.join(FTS_TOKENIZE)}; got {fts_tokenizer!r}"
+            )
+        if vector_backend not in VECTOR_BACKENDS:
+            raise ValueError(
+                f"vector_backend must be one of {', '.join(VECTOR_BACKENDS)}; got {vector_backend!r}"
+            )
+        for s in sources:
+            if s not in ("memory", "sessions"):
+                raise ValueError(f"sources must be 'memory' and/or 'sessions'; got {s!r}")
+        if isinstance(embedder, str):
+            from memlab.embed import resolve_embedder
+
+            embedder = resolve_embedder(embedder)
+        self.embedder: Embedder | None = embedder
+        self.chunker = chunker or ChunkerConfig()
+        self.extra_paths = tuple(dict.fromkeys(str(p) for p in extra_paths))
+        self.sources = tuple(sources)
+        self.sessions_dir = (
+            Path(sessions_dir).expanduser() if sessions_dir else self.workspace / "sessions"
+        )
+        self.fts_tokenizer = fts_tokenizer
+        self.fts_path_prefix = fts_path_prefix
+        self.vector_backend = vector_backend
+        self.cache_enabled = cache_enabled
+        self.cache_max_entries = cache_max_entries
+        self.lock_timeout = lock_timeout
+        self.progress = progress
+        self.db_path = Path(db_path).expanduser() if db_path else default_db_path(self.workspace)
+        self._conn: sqlite3.Connection | None = None
+        self._table: ChunkTable | None = None
+        self._ann: Any = None
+
+    # ------------------------------------------------------------------ setup
+    @classmethod
+    def from_config(
+        cls,
+        workspace: str | os.PathLike[str],
+        config: MemorySearchConfig,
+        **overrides: Any,
+    ) -> MemoryIndex:
+        """An index configured from OpenClaw settings (provider, chunking, store, sources)."""
+        from memlab.embed import resolve_embedder
+
+        remote = None
+        if config.remote_base_url:
+            remote = {
+                "base_url": config.remote_base_url,
+                "api_key": config.remote_api_key,
+                "headers": config.remote_headers,
+            }
+        kwargs: dict[str, Any] = {
+            "db_path": config.store_path,
+            "chunker": ChunkerConfig("openclaw", config.chunk_tokens, config.chunk_overlap),
+            "extra_paths": config.extra_paths,
+            "sources": config.sources,
+            "fts_tokenizer": config.fts_tokenizer,
+            "cache_enabled": config.cache_enabled,
+            "cache_max_entries": config.cache_max_entries,
+        }
+        if "embedder" not in overrides:
+            kwargs["embedder"] = resolve_embedder(
+                config.provider,
+                model=config.model,
+                remote=remote,
+                fallback=None if config.fallback == "none" else config.fallback,
+            )
+        kwargs.update(overrides)
+        return cls(workspace, **kwargs)
+
+    def __repr__(self) -> str:
+        return (
+            f"MemoryIndex(workspace={str(self.workspace)!r}, model={self.model!r}, "
+            f"chunker={self.chunker.fingerprint()!r}, db={str(self.db_path)!r})"
+        )
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def model(self) -> str:
+        """The embedding model's name, or ``fts-only`` in keyword-only mode."""
+        return self.embedder.model if self.embedder is not None else FTS_ONLY_MODEL
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.embedder is not None
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Everything whose change makes the stored chunks or vectors invalid."""
+        e = self.embedder
+        extra_hash = hashlib.sha256(json.dumps(list(self.extra_paths)).encode()).hexdigest()
+        return {
+            "schema": SCHEMA_VERSION,
+            "provider": e.provider if e else "none",
+            "model": self.model,
+            "provider_key": e.identity_key if e else "",
+            "dims": (getattr(e, "dimensions", None) or 0) if e else 0,
+            "sources": list(self.sources),
+            "extra_paths": extra_hash,
+            "chunker": self.chunker.fingerprint(),
+            "fts_tokenizer": self.fts_tokenizer,
+            "fts_path_prefix": self.fts_path_prefix,
+        }
+
+    def connect(self) -> sqlite3.Connection:
+        """The (lazily opened) connection; creates the schema on a new file.
+
+        A file that is not a usable memlab index raises ``IndexUnusableError`` naming it.
+        """
+        if self._conn is None:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = _open_db(self.db_path, self.fts_tokenizer)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def stored_fingerprint(self) -> dict[str, Any] | None:
+        row = self.connect().execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+        return json.loads(row[0]) if row else None
+
+    # ------------------------------------------------------------------ discovery
+    def discover(self) -> list[MemoryFile]:
+        """The memory files (and session transcripts when enabled) this index covers."""
+        files: list[MemoryFile] = []
+        if "memory" in self.sources:
+            files.extend(discover_memory_files(self.workspace, self.extra_paths))
+        if "sessions" in self.sources and self.sessions_dir.is_dir():
+            for p in sorted(self.sessions_dir.glob("*.jsonl")):
+                if p.is_file() and not p.is_symlink():
+                    files.append(MemoryFile(f"sessions/{p.name}", p.absolute(), "sessions"))
+        return files
+
+    def _read(self, f: MemoryFile) -> tuple[str, str, float, int]:
+        if f.source == "sessions":
+            from memlab.sessions import read_session_text
+
+            text, mtime, size = read_session_text(f.abspath)
+            return text, sha256_text(text), mtime, size
+        ft = read_memory_file(f.abspath, f.path)
+        return ft.text, ft.hash, ft.mtime, ft.size
+
+    # ------------------------------------------------------------------ sync
+    def sync(self, *, force: bool = False, progress: bool | None = None) -> SyncReport:
+        """Bring the index in step with the workspace.
+
+        Incremental: only files whose content hash changed are re-chunked, and
+        only chunk texts missing from the embedding cache are embedded. Files
+        that disappeared leave every table. A fingerprint change (or
+        ``force=True``) runs a full reindex into a new file swapped in
+        atomically. Unreadable files are reported in ``files_failed`` and
+        skipped; an embedding failure raises ``EmbeddingError`` before any
+        chunk row is written (the cache keeps what was embedded).
+        """
+        t0 = time.perf_counter()
+        show = self.progress if progress is None else progress
+        with self._writer_lock():
+            stored = None
+            unusable = ""
+            if self.db_path.exists():
+                try:
+                    stored = self.stored_fingerprint()
+                except IndexUnusableError as exc:
+                    unusable = str(exc)
+                    self._set_aside_unusable()
+            fp = self.fingerprint()
+            if force or unusable or stored != fp:
+                if force:
+                    reason = "forced"
+                elif unusable:
+                    reason = f"rebuilt from the Markdown: {unusable}"
+                elif stored is None:
+                    reason = "new index"
+                else:
+                    reason = "fingerprint changed: " + ", ".join(_diff_keys(stored, fp))
+                report = self._full_reindex(show)
+                report.full_reindex = True
+                report.reason = reason
+            else:
+                report = self._sync_into(self.connect(), show)
+        self._table = None
+        self._ann = None
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _set_aside_unusable(self) -> None:
+        """Move a corrupt index file aside (kept for inspection) so a rebuild can start."""
+        self.close()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(str(self.db_path) + suffix)
+            if src.exists():
+                os.replace(src, Path(f"{self.db_path}.corrupt-{stamp}{suffix}"))
+
+    @contextlib.contextmanager
+    def _writer_lock(self) -> Iterator[None]:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.db_path.with_name(self.db_path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + self.lock_timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise IndexLockedError(
+                            f"another process is writing {self.db_path} "
+                            f"(waited {self.lock_timeout:g} s for {lock_path})"
+                        ) from None
+                    time.sleep(0.05)
+            yield
+        finally:
+            os.close(fd)
+
+    def _full_reindex(self, show: bool | None) -> SyncReport:
+        old_conn = self._conn
+        fd, tmp_name = tempfile.mkstemp(prefix=self.db_path.name + ".tmp-", dir=self.db_path.parent)
+        os.close(fd)
+        tmp = Path(tmp_name)
+        tmp.unlink()
+        try:
+            new = _open_db(tmp, self.fts_tokenizer)
+            if old_conn is None and self.db_path.exists():
+                with contextlib.suppress(IndexUnusableError):
+                    old_conn = _open_db(self.db_path, None)
+            if old_conn is not None:
+                _copy_cache(old_conn, new)
+            report = self._sync_into(new, show)
+            if self.cache_max_entries:
+                _prune_cache(new, self.cache_max_entries)
+            new.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            new.execute("PRAGMA journal_mode=DELETE")
+            new.close()
+            if old_conn is not None:
+                old_conn.close()
+            self._conn = None
+            for suffix in ("-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(str(self.db_path) + suffix)
+            os.replace(tmp, self.db_path)
+            _fsync_dir(self.db_path.parent)
+        finally:
+            for p in (
+                tmp,
+                Path(str(tmp) + "-wal"),
+                Path(str(tmp) + "-shm"),
+                Path(str(tmp) + "-journal"),
+            ):
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+        return report
+
+    def _sync_into(self, conn: sqlite3.Connection, show: bool | None) -> SyncReport:
+        report = SyncReport()
+        files = self.discover()
+        report.files = len(files)
+        stored = {
+            row[0]: (row[1], row[2], row[3])
+            for row in conn.execute("SELECT path, hash, mtime, size FROM files")
+        }
+        model = self.model
+        changed: list[tuple[MemoryFile, str, float, int, list[Chunk]]] = []
+        seen: set[str] = set()
+        for f in _progress(files, show, "files", unit="file"):
+            seen.add(f.path)
+            try:
+                text, file_hash, mtime, size = self._read(f)
+            except (MemoryFileError, OSError) as exc:
+                reason = exc.reason if isinstance(exc, MemoryFileError) else str(exc)
+                report.files_failed.append((f.path, reason))
+                # Keep the last good rows of a file that is briefly unreadable.
+                continue
+            if f.path in stored and stored[f.path][0] == file_hash:
+                continue
+            changed.append((f, file_hash, mtime, size, self.chunker.chunk(text)))
+        failed = {path for path, _ in report.files_failed}
+        removed = [p for p in stored if p not in seen and p not in failed]
+
+        # Embed everything missing from the cache first, committing the cache
+        # batch by batch: a crash or a provider failure loses no finished work
+        # and leaves the chunk tables untouched.
+        vectors: dict[str, tuple[bytes, int]] = {}
+        if self.embedder is not None:
+            wanted = {c.hash: c.text for _, _, _, _, chunks in changed for c in chunks}
+            vectors, hits, embedded, truncated = self._embed_with_cache(conn, wanted, show)
+            report.cache_hits, report.embedded, report.truncated = hits, embedded, truncated
+
+        now = time.time()
+        with conn:
+            for path in removed:
+                report.chunks_removed += _delete_file(conn, path)
+            for f, file_hash, mtime, size, chunks in changed:
+                report.chunks_removed += _delete_file(conn, f.path)
+                for c in chunks:
+                    cid = chunk_id(f.source, f.path, c, model)
+                    blob, trunc = vectors.get(c.hash, (None, 0))
+                    cur = conn.execute(
+                        "INSERT INTO chunks(id, path, source, start_line, end_line, hash,"
+                        " model, text, embedding, updated_at, heading, truncated)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            cid,
+                            f.path,
+                            f.source,
+                            c.start_line,
+                            c.end_line,
+                            c.hash,
+                            model,
+                            c.text,
+                            blob,
+                            now,
+                            c.heading,
+                            trunc,
+                        ),
+                    )
+                    fts_text = f"{f.path}\n{c.text}" if self.fts_path_prefix else c.text
+                    conn.execute(
+                        "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
+                        (cur.lastrowid, fts_text),
+                    )
+                    report.chunks_added += 1
+                conn.execute(
+                    "INSERT OR REPLACE INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?)",
+                    (f.path, f.source, file_hash, mtime, size),
+                )
+            _set_meta(conn, "fingerprint", json.dumps(self.fingerprint(), sort_keys=True))
+            _set_meta(conn, "memlab_version", __version__)
+            _set_meta(conn, "last_sync", str(now))
+        report.files_changed = len(changed)
+        report.files_removed = len(removed)
+        report.chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return report
+
+    def _embed_with_cache(
+        self, conn: sqlite3.Connection, wanted: dict[str, str], show: bool | None
+    ) -> tuple[dict[str, tuple[bytes, int]], int, int, int]:
+        assert self.embedder is not None
+        e = self.embedder
+        out: dict[str, tuple[bytes, int]] = {}
+        hits = 0
+        if self.cache_enabled and wanted:
+            key = (e.provider, e.model, e.identity_key)
+            hashes = list(wanted)
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                q = ",".join("?" * len(part))
+                for h, blob, trunc in conn.execute(
+                    "SELECT hash, embedding, truncated FROM embedding_cache WHERE provider=? AND"
+                    f" model=? AND provider_key=? AND hash IN ({q})",
+                    (*key, *part),
+                ):
+                    out[h] = (blob, trunc)
+            hits = len(out)
+        truncated = sum(t for _, t in out.values())
+        todo = [(h, t) for h, t in wanted.items() if h not in out]
+        todo.sort(key=lambda ht: len(ht[1]))
+        bar = _bar(len(todo), show, "embedding", "chunk")
+        try:
+            for i in range(0, len(todo), EMBED_BATCH):
+                batch = todo[i : i + EMBED_BATCH]
+                texts = [t for _, t in batch]
+                vecs = np.ascontiguousarray(e.embed_documents(texts), dtype=np.float32)
+                flags = _truncation_flags(e, texts)
+                truncated += int(sum(flags))
+                now = time.time()
+                rows = []
+                for (h, _), v, fl in zip(batch, vecs, flags, strict=True):
+                    blob = v.tobytes()
+                    out[h] = (blob, int(fl))
+                    rows.append(
+                        (e.provider, e.model, e.identity_key, h, blob, len(v), int(fl), now)
+                    )
+                if self.cache_enabled:
+                    with conn:
+                        conn.executemany(
+                            "INSERT OR REPLACE INTO embedding_cache(provider, model, provider_key,"
+                            " hash, embedding, dims, truncated, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                            rows,
+                        )
+                if bar is not None:
+                    bar.update(len(batch))
+        finally:
+            if bar is not None:
+                bar.close()
+        return out, hits, len(todo), truncated
+
+    # ------------------------------------------------------------------ reading
+    def ensure_synced(self) -> SyncReport | None:
+        """Sync when the index is missing or its fingerprint changed (first search waits)."""
+        if not self.db_path.exists() or self.stored_fingerprint() != self.fingerprint():
+            return self.sync()
+        return None
+
+    def status(self) -> dict[str, Any]:
+        """Index path, fingerprint, counts, truncated chunks and whether files changed since sync."""
+        conn = self.connect()
+        stored = self.stored_fingerprint()
+        files = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime, size FROM files")}
+        dirty_files = []
+        current = self.discover()
+        for f in current:
+            try:
+                st = f.abspath.lstat()
+            except OSError:
+                continue
+            if f.path not in files or files[f.path] != (st.st_mtime, st.st_size):
+                dirty_files.append(f.path)
+        dirty_files.extend(p for p in files if p not in {f.path for f in current})
+        n_chunks, n_trunc = conn.execute(
+            "SELECT count(*), coalesce(sum(truncated), 0) FROM chunks"
+        ).fetchone()
+        last = conn.execute("SELECT value FROM meta WHERE key='last_sync'").fetchone()
+        return {
+            "workspace": str(self.workspace),
+            "index_path": str(self.db_path),
+            "fingerprint": stored,
+            "fingerprint_current": stored == self.fingerprint(),
+            "files": len(files),
+            "chunks": n_chunks,
+            "truncated_chunks": int(n_trunc),
+            "cache_entries": conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0],
+            "last_sync": float(last[0]) if last else None,
+            "dirty": bool(dirty_files) or stored != self.fingerprint(),
+            "dirty_files": sorted(dirty_files),
+        }
+
+    @property
+    def table(self) -> ChunkTable:
+        """The chunks as position-aligned arrays (loaded once, refreshed after ``sync``)."""
+        if self._table is None:
+            self._table = self._load_table()
+        return self._table
+
+    def _load_table(self) -> ChunkTable:
+        conn = self.connect()
+        rows = conn.execute(
+            "SELECT c.rowid, c.id, c.path, c.source, c.start_line, c.end_line,"
+            " coalesce(f.mtime, 0), c.embedding FROM chunks c LEFT JOIN files f ON f.path = c.path"
+            " ORDER BY c.rowid"
+        ).fetchall()
+        n = len(rows)
+        vectors = None
+        if self.embedder is not None and n:
+            blobs = [r[7] for r in rows]
+            dims = len(blobs[0]) // 4 if blobs[0] is not None else 0
+            vectors = np.zeros((n, dims), dtype=np.float32)
+            for i, b in enumerate(blobs):
+                if b is not None and len(b) == dims * 4:
+                    vectors[i] = np.frombuffer(b, dtype=np.float32)
+        return ChunkTable(
+            rowids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
+            ids=np.array([r[1] for r in rows], dtype=object),
+            paths=np.array([r[2] for r in rows], dtype=object),
+            sources=np.array([r[3] for r in rows], dtype=object),
+            start_lines=np.fromiter((r[4] for r in rows), dtype=np.int64, count=n),
+            end_lines=np.fromiter((r[5] for r in rows), dtype=np.int64, count=n),
+            mtimes=np.fromiter((r[6] for r in rows), dtype=np.float64, count=n),
+            vectors=vectors,
+        )
+
+    def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
+        """Chunk texts for table positions (fetched from SQLite; order kept)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        if pos.size == 0:
+            return []
+        rowids = self.table.rowids[pos]
+        conn = self.connect()
+        found: dict[int, str] = {}
+        uniq = list(dict.fromkeys(int(r) for r in rowids))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i : i + 500]
+            q = ",".join("?" * len(part))
+            found.update(conn.execute(f"SELECT rowid, text FROM chunks WHERE rowid IN ({q})", part))
+        return [found[int(r)] for r in rowids]
+
+    # ------------------------------------------------------------------ search legs
+    def keyword_search(self, fts_query: str | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """Run an FTS5 MATCH query: (table positions, bm25 ranks), best (most negative) first.
+
+        ``fts_query`` is an FTS5 expression (see ``memlab.textquery``); ``None``
+        or a query SQLite rejects yields no hits, as OpenClaw does.
+        """
+        empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+        if not fts_query or limit <= 0:
+            return empty
+        try:
+            rows = (
+                self.connect()
+                .execute(
+                    "SELECT rowid, bm25(chunks_fts) AS r FROM chunks_fts WHERE chunks_fts MATCH ?"
+                    " ORDER BY r ASC LIMIT ?",
+                    (fts_query, int(limit)),
+                )
+                .fetchall()
+            )
+        except sqlite3.OperationalError:
+            return empty
+        if not rows:
+            return empty
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        ranks = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
+        return self.table.positions(rowids), ranks
+
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Query vectors [Q, d] (each query trimmed, as OpenClaw embeds it)."""
+        if self.embedder is None:
+            raise RuntimeError("keyword-only index: no embedder")
+        if not queries:
+            return np.zeros((0, self.embedder.dimensions or 0), dtype=np.float32)
+        return np.vstack([self.embedder.embed_query(q.strip()) for q in queries]).astype(np.float32)
+
+    def vector_search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact cosine top-k for a batch of unit query vectors.
+
+        Returns (positions [Q, k'], scores [Q, k']) with k' = min(k, N); rows of
+        an all-zero query vector are filled with position −1 and score NaN
+        (OpenClaw skips the vector side for such a query).
+        """
+        qv = np.atleast_2d(np.asarray(query_vectors, dtype=np.float32))
+        t = self.table
+        n = len(t)
+        kk = min(int(k), n)
+        nq = qv.shape[0]
+        if t.vectors is None or kk <= 0:
+            return np.full((nq, 0), -1, dtype=np.int64), np.full((nq, 0), np.nan)
+        if self.vector_backend == "numpy":
+            sims = qv @ t.vectors.T
+            part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
+            psims = np.take_along_axis(sims, part, axis=1)
+            order = np.argsort(-psims, axis=1, kind="stable")
+            pos = np.take_along_axis(part, order, axis=1).astype(np.int64)
+            scores = np.take_along_axis(psims, order, axis=1).astype(np.float64)
+        else:
+            index = self._vector_index()
+            scores32, pos = index.search(np.ascontiguousarray(qv), kk)
+            scores = scores32.astype(np.float64)
+            pos = pos.astype(np.int64)
+        zero = ~np.any(qv != 0, axis=1)
+        pos[zero] = -1
+        scores[zero] = np.nan
+        scores[pos < 0] = np.nan
+        return pos, scores
+
+    def _vector_index(self) -> Any:
+        if self._ann is None:
+            import faiss
+
+            vecs = np.ascontiguousarray(self.table.vectors)
+            d = vecs.shape[1]
+            if self.vector_backend == "hnsw":
+                index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
+                index.hnsw.efSearch = 128
+            else:
+                index = faiss.IndexFlatIP(d)
+            index.add(vecs)
+            self._ann = index
+        return self._ann
+
+
+# ---------------------------------------------------------------------- helpers
+def _open_db(path: Path, fts_tokenizer: str | None) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=OFF")
+        if fts_tokenizer is not None:
+            _create_schema(conn, fts_tokenizer)
+        else:
+            conn.execute("SELECT count(*) FROM chunks").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise IndexUnusableError(f"{path} is not a usable memlab index ({exc})") from exc
+    return conn
+
+
+def _create_schema(conn: sqlite3.Connection, fts_tokenizer: str) -> None:
+    tokenize = FTS_TOKENIZE[fts_tokenizer]
+    with conn:
+        conn.executescript(
+            f"""
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS files(
+                path TEXT PRIMARY KEY, source TEXT NOT NULL, hash TEXT NOT NULL,
+                mtime REAL NOT NULL, size INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS chunks(
+                id TEXT UNIQUE NOT NULL, path TEXT NOT NULL, source TEXT NOT NULL,
+                start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
+                model TEXT NOT NULL, text TEXT NOT NULL, embedding BLOB,
+                updated_at REAL NOT NULL, heading TEXT NOT NULL DEFAULT '',
+                truncated INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+            CREATE TABLE IF NOT EXISTS embedding_cache(
+                provider TEXT NOT NULL, model TEXT NOT NULL, provider_key TEXT NOT NULL,
+                hash TEXT NOT NULL, embedding BLOB NOT NULL, dims INTEGER NOT NULL,
+                truncated INTEGER NOT NULL DEFAULT 0, updated_at REAL NOT NULL,
+                PRIMARY KEY(provider, model, provider_key, hash));
+            CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='{tokenize}');
+            """
+        )
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+
+
+def _delete_file(conn: sqlite3.Connection, path: str) -> int:
+    rowids = [r[0] for r in conn.execute("SELECT rowid FROM chunks WHERE path = ?", (path,))]
+    if rowids:
+        conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(r,) for r in rowids])
+        conn.execute("DELETE FROM chunks WHERE path = ?", (path,))
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    return len(rowids)
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def _copy_cache(old: sqlite3.Connection, new: sqlite3.Connection) -> None:
+    try:
+        rows = old.execute(
+            "SELECT provider, model, provider_key, hash, embedding, dims, truncated, updated_at"
+            " FROM embedding_cache"
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return
+    with new:
+        new.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?,?,?,?,?,?,?,?)", rows)
+
+
+def _prune_cache(conn: sqlite3.Connection, max_entries: int) -> None:
+    with conn:
+        conn.execute(
+            "DELETE FROM embedding_cache WHERE rowid NOT IN ("
+            " SELECT rowid FROM embedding_cache ORDER BY updated_at DESC LIMIT ?)",
+            (max_entries,),
+        )
+
+
+def _diff_keys(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _truncation_flags(embedder: Embedder, texts: list[str]) -> list[int]:
+    per_text = getattr(embedder, "truncation_flags", None)
+    if per_text is not None:
+        return [int(x) for x in per_text(texts)]
+    counter = getattr(embedder, "count_truncated", None)
+    if counter is None:
+        return [0] * len(texts)
+    return [int(counter([t]) > 0) for t in texts]
+
+
+def _show(show: bool | None) -> bool:
+    return sys.stderr.isatty() if show is None else show
+
+
+def _progress(items: list[Any], show: bool | None, desc: str, unit: str) -> Any:
+    if not _show(show) or len(items) < 50:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc=desc, unit=unit, leave=False)
+
+
+def _bar(total: int, show: bool | None, desc: str, unit: str) -> Any:
+    if not _show(show) or total < 64:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit)

@@ -1,0 +1,210 @@
+"""The agent's tools: ``memory_search`` and ``memory_get`` with OpenClaw's JSON shapes (spec §8).
+
+Both return plain dicts ready for ``json.dumps``; failures come back as error
+payloads, never as exceptions, because an agent's tool call must always get
+an answer it can read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memlab.rerank import snippet as make_snippet
+from memlab.workspace import MemoryFileError, read_memory_file
+
+if TYPE_CHECKING:
+    from memlab.index import MemoryIndex
+    from memlab.pipeline import Pipeline
+
+SNIPPET_CHARS = 700
+CITATION_MODES = ("auto", "on", "off")
+GET_ROOT_FILES = ("MEMORY.md", "memory.md", "dreams.md")
+PATH_REQUIRED = "path required"
+
+
+def citation(path: str, start_line: int, end_line: int) -> str:
+    """``path#L5-L7``, or ``path#L5`` for a one-line chunk."""
+    if start_line == end_line:
+        return f"{path}#L{start_line}"
+    return f"{path}#L{start_line}-L{end_line}"
+
+
+def memory_search(
+    index: MemoryIndex,
+    query: str,
+    maxResults: int | None = None,
+    minScore: float | None = None,
+    *,
+    pipeline: Pipeline | None = None,
+    citations: str = "auto",
+    now: float | None = None,
+) -> dict[str, Any]:
+    """Answer a ``memory_search`` tool call.
+
+    Returns ``{results: [{path, startLine, endLine, score, snippet, source,
+    citation?}], provider, model, fallback, citations, mode}``; snippets are the
+    first 700 UTF-16 units of the chunk (never splitting a surrogate pair),
+    results sorted by score (descending) then path. Citations ``auto`` (memlab
+    has no chat context, so ``auto`` behaves as ``on``) and ``on`` append
+    ``\\n\\nSource: path#L5-L7`` to the snippet and set ``citation``; ``off``
+    leaves both out. Any failure (empty query, unusable index, provider error)
+    yields ``{results: [], disabled: true, unavailable: true, error, warning,
+    action}``.
+    """
+    from memlab.pipeline import openclaw
+
+    try:
+        if citations not in CITATION_MODES:
+            raise ValueError(f"citations must be one of {', '.join(CITATION_MODES)}")
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query required")
+        p = pipeline or openclaw()
+        overrides: dict[str, Any] = {}
+        if maxResults is not None:
+            overrides["max_results"] = int(maxResults)
+        if minScore is not None:
+            overrides["min_score"] = float(minScore)
+        if overrides:
+            p = p.replace(**overrides)
+        df = p.search(index, query, now=now, with_text=True)
+        cs_mode = (
+            "hybrid"
+            if index.has_vectors and p.vector and p.keyword
+            else ("vector" if index.has_vectors and p.vector else "fts-only")
+        )
+    except Exception as exc:  # the tool must answer, whatever failed
+        return unavailable(exc)
+    cite = citations in ("auto", "on")
+    results = []
+    for row in df.itertuples(index=False):
+        snip = make_snippet(row.text, SNIPPET_CHARS)
+        item: dict[str, Any] = {
+            "path": row.path,
+            "startLine": int(row.start_line),
+            "endLine": int(row.end_line),
+            "score": float(row.score),
+            "snippet": snip,
+            "source": row.source,
+        }
+        if cite:
+            c = citation(row.path, int(row.start_line), int(row.end_line))
+            item["snippet"] = f"{snip}\n\nSource: {c}"
+            item["citation"] = c
+        results.append(item)
+    results.sort(key=lambda r: (-r["score"], r["path"]))
+    e = index.embedder
+    return {
+        "results": results,
+        "provider": e.provider if e is not None else "none",
+        "model": index.model,
+        "fallback": getattr(e, "fallback_reason", None) is not None,
+        "citations": citations,
+        "mode": cs_mode,
+    }
+
+
+def unavailable(exc: BaseException) -> dict[str, Any]:
+    """OpenClaw's failure payload for ``memory_search``."""
+    return {
+        "results": [],
+        "disabled": True,
+        "unavailable": True,
+        "error": f"{type(exc).__name__}: {exc}",
+        "warning": "memory search is unavailable; answer without recalled memory",
+        "action": "check the memory index (memlab status WORKSPACE) and the embedding provider",
+    }
+
+
+def resolve_memory_path(
+    workspace: str | os.PathLike[str],
+    path: str,
+    extra_paths: Sequence[str | os.PathLike[str]] = (),
+) -> tuple[Path, str] | None:
+    """Resolve a ``memory_get`` path to (absolute file, display path), or None if refused.
+
+    Allowed: after lexical normalisation the path lies inside the workspace
+    and is ``MEMORY.md``, ``memory.md``, ``dreams.md`` or under ``memory/``, or
+    lies inside an extra path; it ends in ``.md``; no component from the
+    workspace (or extra path) down is a symlink. Refused: empty or non-string
+    paths, NUL bytes, backslashes (Windows separators), ``..`` escapes.
+    """
+    if not isinstance(path, str) or not path.strip() or "\x00" in path or "\\" in path:
+        return None
+    ws = Path(os.path.realpath(Path(workspace).expanduser()))
+    raw = Path(path)  # no "~" expansion: a tool path is relative or absolute, nothing else
+    cand = Path(os.path.normpath(raw if raw.is_absolute() else ws / raw))
+    if cand.suffix != ".md":
+        return None
+    roots: list[tuple[Path, bool]] = [(ws, False)]
+    for extra in extra_paths:
+        e = Path(extra).expanduser()
+        e = Path(os.path.normpath(e if e.is_absolute() else ws / e))
+        roots.append((e, True))
+    for root, is_extra in roots:
+        try:
+            rel = cand.relative_to(root)
+        except ValueError:
+            continue
+        parts = rel.parts
+        if not is_extra and not (
+            (len(parts) == 1 and parts[0] in GET_ROOT_FILES)
+            or (len(parts) >= 2 and parts[0] == "memory")
+        ):
+            continue
+        if is_extra and root.suffix == ".md" and rel != Path("."):
+            continue
+        if _has_symlink(root, parts) or (is_extra and root.is_symlink()):
+            return None
+        display = Path(os.path.relpath(cand, ws)).as_posix()
+        return cand, display
+    return None
+
+
+def _has_symlink(root: Path, parts: tuple[str, ...]) -> bool:
+    p = root
+    for part in parts:
+        p = p / part
+        if p.is_symlink():
+            return True
+    return False
+
+
+def memory_get(
+    workspace: str | os.PathLike[str],
+    path: str,
+    from_: int | None = None,
+    lines: int | None = None,
+    *,
+    extra_paths: Sequence[str | os.PathLike[str]] = (),
+) -> dict[str, Any]:
+    """Answer a ``memory_get`` tool call: ``{text, path}`` or ``{error, path}``.
+
+    ``from_`` is 1-based; ``lines`` is how many lines to return (default: to
+    the end); neither → the whole file; past the end → ``""``. A missing file
+    → ``{text: "", path}`` with no error. A path outside the memory files (see
+    ``resolve_memory_path``) → ``{error: "path required", path}``; an
+    unreadable or non-UTF-8 file → ``{error: <reason>, path}``.
+    """
+    resolved = resolve_memory_path(workspace, path, extra_paths)
+    if resolved is None:
+        return {"error": PATH_REQUIRED, "path": path if isinstance(path, str) else ""}
+    abspath, display = resolved
+    if from_ is not None and (isinstance(from_, bool) or not isinstance(from_, int) or from_ < 1):
+        return {"error": "from must be an integer >= 1", "path": display}
+    if lines is not None and (isinstance(lines, bool) or not isinstance(lines, int) or lines < 0):
+        return {"error": "lines must be an integer >= 0", "path": display}
+    if not os.path.lexists(abspath):
+        return {"text": "", "path": display}
+    try:
+        text = read_memory_file(abspath, display).text
+    except MemoryFileError as exc:
+        return {"error": exc.reason, "path": display}
+    if from_ is None and lines is None:
+        return {"text": text, "path": display}
+    all_lines = text.split("\n")
+    start = (from_ or 1) - 1
+    end = len(all_lines) if lines is None else start + lines
+    return {"text": "\n".join(all_lines[start:end]), "path": display}

@@ -1,0 +1,89 @@
+"""The command line run as a user would: real subprocesses of the installed `memlab`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import write
+
+MEMLAB = [sys.executable, "-m", "memlab.cli"]
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    proc = subprocess.run([*MEMLAB, *args], capture_output=True, text=True, env=env, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"memlab {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def test_version_and_help() -> None:
+    from memlab import __version__
+
+    assert run("--version").stdout.strip() == f"memlab {__version__}"
+    out = run("--help").stdout
+    for cmd in ("files", "chunk", "index", "status", "watch", "search", "get", "synth", "demo"):
+        assert cmd in out
+
+
+def test_files_and_chunk(small_workspace: Path) -> None:
+    out = run("files", str(small_workspace)).stdout
+    assert "MEMORY.md" in out and "memory/notes/ideas.md" in out and "notes.txt" not in out
+    rows = json.loads(run("files", str(small_workspace), "--json").stdout)
+    assert next(r["path"] for r in rows) == "MEMORY.md"
+    f = write(
+        small_workspace, "long.md", "".join(f"line {i} " + "x" * 90 + "\n" for i in range(40))
+    )
+    chunks = json.loads(run("chunk", str(f), "--tokens", "100", "--overlap", "20", "--json").stdout)
+    assert chunks[0]["start_line"] == 1 and chunks[-1]["end_line"] == 41
+    lines = f.read_text().split("\n")
+    for c in chunks:
+        assert c["text"] == "\n".join(lines[c["start_line"] - 1 : c["end_line"]])
+    table = run("chunk", str(f), "--tokens", "100").stdout
+    assert "lines" in table and "1-" in table
+    bad = run("chunk", str(small_workspace / "nope.md"), check=False)
+    assert bad.returncode == 2 and "file not found" in bad.stderr
+
+
+def test_index_status_search_get(small_workspace: Path) -> None:
+    ws = str(small_workspace)
+    first = json.loads(run("index", ws, "--embedder", "hashing", "--json").stdout)
+    assert first["full_reindex"] and first["chunks"] > 0
+    second = json.loads(run("index", ws, "--embedder", "hashing", "--json").stdout)
+    assert second["embedded"] == 0 and not second["full_reindex"]
+    st = json.loads(run("status", ws, "--embedder", "hashing", "--json").stdout)
+    assert st["dirty"] is False and st["chunks"] == first["chunks"]
+    out = run("search", ws, "MEM-4821", "--embedder", "hashing", "--min-score", "0").stdout
+    assert "memory/2026-03-20.md" in out
+    res = json.loads(
+        run("search", ws, "MEM-4821", "--embedder", "hashing", "--json", "--min-score", "0").stdout
+    )
+    assert res["results"][0]["path"] == "memory/2026-03-20.md" and res["mode"] == "hybrid"
+    ex = run(
+        "search",
+        ws,
+        "coffee",
+        "--embedder",
+        "hashing",
+        "--explain",
+        "--preset",
+        "openclaw-latest",
+        "--min-score",
+        "0",
+    ).stdout
+    assert "vector_score" in ex and "decay" in ex and "mmr_position" in ex
+    got = run("get", ws, "memory/2026-01-05.md", "--from", "2", "--lines", "1").stdout
+    assert got == "- Preference: Peter likes dark roast coffee.\n"
+    refused = run("get", ws, "../outside.md", check=False)
+    assert refused.returncode == 1 and "path required" in refused.stderr
+    bad = run("search", ws, "x", "--embedder", "hashing", "--vector-weight", "3", check=False)
+    assert bad.returncode == 2 and "vector_weight must be in [0, 1]" in bad.stderr
+
+
+def test_missing_workspace_is_clear_error(tmp_path: Path) -> None:
+    p = run("index", str(tmp_path / "nope"), "--embedder", "hashing", check=False)
+    assert p.returncode == 2 and "workspace not found" in p.stderr

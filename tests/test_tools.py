@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlab.index import MemoryIndex
+from memlab.tools import citation, memory_get, memory_search
+from tests.conftest import write
+
+
+@pytest.fixture
+def index(small_workspace: Path, hashing) -> MemoryIndex:
+    idx = MemoryIndex(
+        small_workspace, embedder=hashing, db_path=small_workspace.parent / "t.sqlite"
+    )
+    idx.sync()
+    return idx
+
+
+def test_search_shape_and_citations(index: MemoryIndex) -> None:
+    out = memory_search(index, "MEM-4821 flaky watcher", minScore=0.0)
+    assert set(out) == {"results", "provider", "model", "fallback", "citations", "mode"}
+    assert out["provider"] == "hashing" and out["mode"] == "hybrid"
+    r = out["results"][0]
+    assert set(r) == {"path", "startLine", "endLine", "score", "snippet", "source", "citation"}
+    assert r["citation"] == f"{r['path']}#L{r['startLine']}-L{r['endLine']}"
+    assert r["snippet"].endswith(f"\n\nSource: {r['citation']}")
+    scores = [x["score"] for x in out["results"]]
+    assert scores == sorted(scores, reverse=True)
+    off = memory_search(index, "MEM-4821 flaky watcher", minScore=0.0, citations="off")
+    assert "citation" not in off["results"][0] and "Source:" not in off["results"][0]["snippet"]
+    assert len(memory_search(index, "coffee", maxResults=1, minScore=0.0)["results"]) == 1
+
+
+def test_citation_format() -> None:
+    assert citation("memory/a.md", 5, 7) == "memory/a.md#L5-L7"
+    assert citation("memory/a.md", 5, 5) == "memory/a.md#L5"
+
+
+def test_snippet_is_700_utf16_units(tmp_path: Path, hashing) -> None:
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "x" * 699 + "😀" + "tail words here")
+    idx = MemoryIndex(ws, embedder=hashing, db_path=tmp_path / "s.sqlite")
+    out = memory_search(idx, "tail words", minScore=0.0, citations="off")
+    snip = out["results"][0]["snippet"]
+    assert snip == "x" * 699  # the emoji would cross 700 units: not split, dropped
+
+
+def test_search_failure_payload(index: MemoryIndex) -> None:
+    out = memory_search(index, "   ")
+    assert out["results"] == [] and out["disabled"] and out["unavailable"]
+    assert {"error", "warning", "action"} <= set(out)
+
+
+def test_get_rules(small_workspace: Path, tmp_path: Path) -> None:
+    ws = small_workspace
+    assert memory_get(ws, "MEMORY.md")["text"].startswith("# Memory")
+    assert memory_get(ws, str(ws / "MEMORY.md"))["path"] == "MEMORY.md"
+    got = memory_get(ws, "memory/2026-01-05.md", 2, 1)
+    assert got == {
+        "text": "- Preference: Peter likes dark roast coffee.",
+        "path": "memory/2026-01-05.md",
+    }
+    assert memory_get(ws, "memory/2026-01-05.md", 99)["text"] == ""
+    assert memory_get(ws, "memory/2026-09-09.md") == {"text": "", "path": "memory/2026-09-09.md"}
+    write(tmp_path, "secret.md", "SECRET")
+    write(ws, "other.md", "not memory")
+    os.symlink(tmp_path / "secret.md", ws / "memory" / "link.md")
+    for bad in (
+        "../secret.md",
+        str(tmp_path / "secret.md"),
+        "memory/../other.md",
+        "other.md",
+        "notes.txt",
+        "memory/link.md",
+        "memory\\2026-01-05.md",
+        "memory/2026-01-05.md\x00.md",
+        "",
+    ):
+        res = memory_get(ws, bad)
+        assert res.get("error") == "path required", bad
+        assert "SECRET" not in str(res)
+    # extra paths are readable
+    write(tmp_path, "extra/notes.md", "extra notes")
+    assert (
+        memory_get(ws, str(tmp_path / "extra/notes.md"), extra_paths=[str(tmp_path / "extra")])[
+            "text"
+        ]
+        == "extra notes"
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*"./\\%2e~ab", "..", "memory", "MEMORY.md", "secret.md", "\x00", "/"]),
+        max_size=10,
+    ).map("".join)
+)
+def test_get_never_leaks_outside(tmp_path_factory, path: str) -> None:
+    base = tmp_path_factory.getbasetemp() / "leak"
+    ws = base / "ws"
+    if not ws.exists():
+        write(base, "secret.md", "SECRET")
+        write(ws, "secret.md", "SECRET")
+        write(ws, "MEMORY.md", "ok")
+        write(ws, "memory/a.md", "ok")
+    res = memory_get(ws, path)
+    assert "SECRET" not in res.get("text", "")
