@@ -420,10 +420,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(out=args.out, embedder=args.embedder, days=args.days, seed=args.seed)
 
 
-def cmd_lab(args: argparse.Namespace) -> int:
-    from memlab import labcli
-
-    return labcli.run(args)
 
 
 # ---------------------------------------------------------------------- parser

@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
 
 __all__ = [
     "FUSIONS",
@@ -187,6 +186,8 @@ def _normalize_present(
     if method == "none":
         return xp
     if method == "sigmoid":
+        from scipy.special import expit  # imported here: scipy.special costs ~1 s at start-up
+
         return expit(xp)
     if method in ("minmax", "zscore"):
         lo, hi = _row_min_max(x, present)

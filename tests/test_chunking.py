@@ -370,8 +370,9 @@ def test_heading_never_cuts_inside_a_fence_that_fits() -> None:
     # of two lines (40) that still leaves room for it.
     code = [c.ljust(19) for c in ("x = 1 + 2", "# not a heading", "y = 3", "z = 4", "w = 5")]
     lines = [plain(i) for i in range(6)] + ["```", *code, "```", plain(7), plain(8)]
-    chunks = chunk_headings("\n".join(lines), 50, 10)
-    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 6), (5, 15)]
+    for window in (200, 10):  # with window 10 the opener (64 chars back) is out of reach
+        chunks = chunk_headings("\n".join(lines), 50, 10, window=window)
+        assert [(c.start_line, c.end_line) for c in chunks] == [(1, 6), (5, 15)]
     assert all("not a heading" not in c.heading for c in chunks)
 
 
@@ -505,14 +506,14 @@ def fenced_doc(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
 
 
 @FEW
-@given(fenced_doc(), st.integers(8, 60), st.integers(0, 40))
+@given(fenced_doc(), st.integers(8, 60), st.integers(0, 40), st.integers(1, 100))
 def test_heading_never_cuts_a_fitting_fence(
-    doc: tuple[str, list[tuple[int, int]]], tokens: int, overlap: int
+    doc: tuple[str, list[tuple[int, int]]], tokens: int, overlap: int, window: int
 ) -> None:
     text, blocks = doc
     max_chars, _ = sizes(tokens, overlap)
     lines = text.split("\n")
-    chunks = chunk_headings(text, tokens, overlap)
+    chunks = chunk_headings(text, tokens, overlap, window=window)
     check_common(chunks, text)
     for start, end in blocks:
         if cost(lines[start - 1 : end]) > max_chars:

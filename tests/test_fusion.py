@@ -441,7 +441,7 @@ def _compare(ours: np.ndarray, theirs, qids: list[str], docs: list[list[str]]) -
 def ranx_mod():
     ranx = pytest.importorskip("ranx")
     # Tiny calls up front pay numba's compile time (~40 s cold) once for the module.
-    small = {"q": {"a": 1.0, "b": 0.5}}
+    small = {"q0": {"d10": 1.0, "d11": 0.5}}  # same id widths as the test runs
     for norm, method in (("min-max", "sum"), ("min-max", "mnz"), (None, "rrf")):
         ranx.fuse([ranx.Run(small), ranx.Run(small)], norm=norm, method=method)
     return ranx

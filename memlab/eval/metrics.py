@@ -193,9 +193,7 @@ def subtopic_recall(h: SpanHits, k: int) -> np.ndarray:
     return _safe_div(topic_covered.sum(axis=1), h.n_subtopics)
 
 
-def budget_recall(
-    h: SpanHits, token_counts: np.ndarray | None, budget_tokens: float
-) -> np.ndarray:
+def budget_recall(h: SpanHits, token_counts: np.ndarray | None, budget_tokens: float) -> np.ndarray:
     """Span recall of what an agent reads within a token budget.
 
     Walk the ranking from position 0, reading result i while the cumulative
@@ -277,21 +275,18 @@ class MetricSpec:
     k: int | None
 
     def compute(self, h: SpanHits, token_counts: np.ndarray | None = None) -> np.ndarray:
-        """Per-query values ``[Q]`` of this metric on ``h``."""
-        fn: Callable[..., np.ndarray]
+        """Per-query values ``[Q]`` of this metric on ``h`` (``alpha_ndcg`` uses α = 0.5)."""
         if self.kind == "budget_recall":
             return budget_recall(h, token_counts, float(self.k or 0))
-        if self.kind == "mrr":
-            return mrr(h, self.k)
-        fn = _FUNCS[self.kind]
-        return fn(h, self.k)
+        return _FUNCS[self.kind](h, self.k)
 
 
-_FUNCS: dict[str, Callable[..., np.ndarray]] = {
+_FUNCS: dict[str, Callable[[SpanHits, int | None], np.ndarray]] = {
     "recall": recall,
     "recall_any": recall_any,
     "recall_all": recall_all,
     "precision": precision,
+    "mrr": mrr,
     "ndcg": ndcg,
     "alpha_ndcg": alpha_ndcg,
     "subtopic_recall": subtopic_recall,

@@ -51,7 +51,7 @@ _RUN_REQUIRED = ("qid", "path", "start_line", "end_line")
 NEVER = 2**62  # SpanHits.first_cover of a span no result covers
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SpanTable:
     """Evidence spans of a list of queries as padded ``[Q, S]`` arrays.
 
@@ -86,7 +86,7 @@ class SpanTable:
         return self.n_spans > 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SpanHits:
     """Coverage of evidence spans by a ranking, as padded arrays.
 
@@ -360,12 +360,12 @@ def candidate_coverage(
     _check_shape("cand_start", cs, cp.shape)
     _check_shape("cand_end", ce, cp.shape)
     if cp.shape[0] != len(table.qids):
-        raise ValueError(
-            f"candidate arrays have {cp.shape[0]} rows for {len(table.qids)} queries"
-        )
+        raise ValueError(f"candidate arrays have {cp.shape[0]} rows for {len(table.qids)} queries")
     # Padding is -1 on both sides, so also require a real candidate path.
     same_path = (cp[:, :, None] == table.path_idx[:, None, :]) & (cp >= 0)[:, :, None]
-    overlap = (cs[:, :, None] <= table.end[:, None, :]) & (table.start[:, None, :] <= ce[:, :, None])
+    overlap = (cs[:, :, None] <= table.end[:, None, :]) & (
+        table.start[:, None, :] <= ce[:, :, None]
+    )
     return same_path & overlap & table.span_valid[:, None, :]
 
 

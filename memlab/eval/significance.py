@@ -63,6 +63,9 @@ def paired_ttest(
         raise ValueError(f"paired_ttest needs at least 2 pairs, got {d.size}")
     if not d.any():
         return 0.0, 1.0
+    if (d == d[0]).all():
+        # Zero variance: scipy gets the same answer but warns about precision loss.
+        return float(np.copysign(np.inf, d[0])), 0.0
     from scipy import stats  # deferred: scipy.stats is slow to import and only needed here
 
     res = stats.ttest_rel(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
@@ -229,7 +232,9 @@ def compare_to_baseline(
     A NaN anywhere raises ``ValueError`` (align the runs' queries first).
     """
     if baseline not in per_query.columns:
-        raise ValueError(f"baseline {baseline!r} is not a column; columns: {list(per_query.columns)}")
+        raise ValueError(
+            f"baseline {baseline!r} is not a column; columns: {list(per_query.columns)}"
+        )
     if test not in ("ttest", "randomization"):
         raise ValueError(f"test must be 'ttest' or 'randomization', got {test!r}")
     if correction not in ("holm", "bonferroni", None):
@@ -271,6 +276,6 @@ def compare_to_baseline(
         p_adj = bonferroni(p_all)
     else:
         p_adj = p_all.copy()
-    out.insert(4, "p_adj", p_adj)
-    out.insert(5, "significant", p_adj <= alpha)
+    out.insert(3, "p_adj", p_adj)
+    out.insert(4, "significant", p_adj <= alpha)
     return out

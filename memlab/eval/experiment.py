@@ -1,0 +1,293 @@
+"""Experiments: several systems on one dataset, per-query metrics, paired tests.
+
+``Experiment(systems, lab, metrics, baseline=, correction=)`` runs every system
+on shared candidates (one retrieval per configuration), scores it against the
+evidence spans, and returns a PyTerrier-style table: one row per system with
+metric means, and — against the baseline — paired-test p-values (Holm by
+default) and win/tie/loss counts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from memlab import __version__
+from memlab.eval.metrics import parse_metric
+from memlab.eval.significance import compare_to_baseline
+
+if TYPE_CHECKING:
+    from memlab.eval.lab import Lab, LabCandidates
+    from memlab.pipeline import Pipeline
+
+DEFAULT_METRICS = ("recall@6", "ndcg@10", "mrr")
+
+
+def metric_depth(metrics: Sequence[str]) -> int:
+    """The deepest rank any metric reads (k of ``x@k``; 10 for ``mrr`` without k;
+    budget metrics read up to 50 results)."""
+    depth = 1
+    for m in metrics:
+        spec = parse_metric(m)
+        if spec.kind == "budget_recall":
+            depth = max(depth, 50)
+        else:
+            depth = max(depth, spec.k or 10)
+    return depth
+
+
+def _as_systems(systems: Sequence[Pipeline] | Mapping[str, Pipeline]) -> list[Pipeline]:
+    if isinstance(systems, Mapping):
+        out = [p.replace(name=name) for name, p in systems.items()]
+    else:
+        out = list(systems)
+    names = [p.name for p in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"system names must be unique; repeated: {dup} (use .replace(name=...))")
+    if not out:
+        raise ValueError("an experiment needs at least one system")
+    return out
+
+
+@dataclass
+class ExperimentResult:
+    """What an experiment measured.
+
+    ``table``: one row per system (index ``system``): ``n`` scored queries,
+    each metric's mean, and for non-baseline systems per metric ``p``,
+    ``p_adj``, ``sig`` (p_adj ≤ alpha; ``+``/``−`` by the sign of the
+    difference) and ``wins/ties/losses``. ``per_query``: long DataFrame
+    ``system, qid, category, metric, value``. ``runs``: the ranked results of
+    every system (``Pipeline.run`` columns) when kept.
+    """
+
+    table: pd.DataFrame
+    per_query: pd.DataFrame
+    systems: list[Pipeline]
+    metrics: list[str]
+    baseline: str | None
+    info: dict[str, Any] = field(default_factory=dict)
+    runs: pd.DataFrame | None = None
+
+    def means(self) -> pd.DataFrame:
+        """Metric means only, systems × metrics."""
+        return self.table[self.metrics]
+
+    def by_category(self, metric: str | None = None) -> pd.DataFrame:
+        """Mean of a metric per question category (rows) and system (columns)."""
+        m = metric or self.metrics[0]
+        d = self.per_query[self.per_query["metric"] == m]
+        return d.pivot_table(index="category", columns="system", values="value", aggfunc="mean")[
+            [s.name for s in self.systems]
+        ]
+
+    def wide(self, metric: str) -> pd.DataFrame:
+        """Per-query values of one metric: index qid, one column per system."""
+        d = self.per_query[self.per_query["metric"] == metric]
+        return d.pivot(index="qid", columns="system", values="value")[[s.name for s in self.systems]]
+
+    def format(self, digits: int = 3) -> str:
+        """A plain-text table: means with significance marks (``*`` = p_adj ≤ alpha vs baseline)."""
+        rows = []
+        for s in self.systems:
+            r = self.table.loc[s.name]
+            cells = {"system": s.name, "n": int(r["n"])}
+            for m in self.metrics:
+                mark = ""
+                if self.baseline and s.name != self.baseline and bool(r.get(f"{m} sig", False)):
+                    mark = "+" if r[m] > self.table.loc[self.baseline, m] else "-"
+                cells[m] = f"{r[m]:.{digits}f}{mark}"
+            rows.append(cells)
+        cols = ["system", "n", *self.metrics]
+        widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+        out = ["  ".join(c.ljust(widths[c]) for c in cols), "  ".join("-" * widths[c] for c in cols)]
+        out += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols) for r in rows]
+        if self.baseline:
+            a = self.info.get("alpha", 0.01)
+            corr = self.info.get("correction")
+            out.append(
+                f"+/- : differs from {self.baseline} with p_adj <= {a} "
+                f"({self.info.get('test')}, {corr or 'no'} correction)"
+            )
+        return "\n".join(out)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """One object per system: name, settings, metric values, n queries (+ tests)."""
+        out = []
+        for s in self.systems:
+            r = self.table.loc[s.name]
+            item: dict[str, Any] = {
+                "name": s.name,
+                "settings": s.get_params(),
+                "n_queries": int(r["n"]),
+                "metrics": {m: float(r[m]) for m in self.metrics},
+            }
+            if self.baseline and s.name != self.baseline:
+                item["vs_baseline"] = {
+                    m: {
+                        "p": _f(r.get(f"{m} p")),
+                        "p_adj": _f(r.get(f"{m} p_adj")),
+                        "significant": bool(r.get(f"{m} sig", False)),
+                        "wins": int(r.get(f"{m} wins", 0)),
+                        "ties": int(r.get(f"{m} ties", 0)),
+                        "losses": int(r.get(f"{m} losses", 0)),
+                    }
+                    for m in self.metrics
+                }
+            out.append(item)
+        return out
+
+    def save(self, folder: str | Path) -> Path:
+        """Write ``experiment.json`` (config, memlab version, data fingerprint, table),
+        ``per_query.csv`` and, when runs were kept, ``runs.trec`` (TREC run format)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = {"memlab_version": __version__, **self.info, "systems": self.to_json()}
+        (folder / "experiment.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+        self.per_query.to_csv(folder / "per_query.csv", index=False)
+        if self.runs is not None:
+            write_trec_run(self.runs, folder / "runs.trec")
+        return folder
+
+
+def _f(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
+
+
+def write_trec_run(runs: pd.DataFrame, path: str | Path) -> None:
+    """TREC run format: ``qid Q0 docno rank score system`` (rank 1-based)."""
+    with Path(path).open("w") as fh:
+        for r in runs.itertuples(index=False):
+            fh.write(f"{r.qid} Q0 {r.docno} {int(r.rank) + 1} {float(r.score):.6f} {r.system}\n")
+
+
+def run_experiment(
+    systems: Sequence[Pipeline] | Mapping[str, Pipeline],
+    lab: Lab,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    *,
+    baseline: str | None = None,
+    test: str = "ttest",
+    correction: str | None = "holm",
+    alpha: float = 0.01,
+    pinned: bool | Sequence[str] = False,
+    queries: Sequence[str] | None = None,
+    keep_runs: bool = False,
+) -> ExperimentResult:
+    """Run systems on a lab's dataset and compare them (see ``ExperimentResult``).
+
+    Scoring at k asks each system for at least k results (``Pipeline.at_k``:
+    max_results and the candidate depth raised to the deepest metric), unless
+    the system is ``pinned`` (True for all, or a list of names) — then its own
+    max_results/min_score decide, and the recall cost of its threshold shows.
+    minScore always applies as each system configures it. ``queries``
+    restricts scoring to some qids (e.g. a held-out split). Queries without
+    evidence are excluded from every mean and test.
+    """
+    systems = _as_systems(systems)
+    metrics = list(metrics)
+    for m in metrics:
+        parse_metric(m)
+    if baseline is not None and baseline not in {s.name for s in systems}:
+        raise ValueError(f"baseline {baseline!r} is not one of the systems {[s.name for s in systems]}")
+    k = metric_depth(metrics)
+    pin = set(s.name for s in systems) if pinned is True else set(pinned or ())
+    run_systems = [s if s.name in pin else s.at_k(k) for s in systems]
+    t0 = time.perf_counter()
+    cands = lab.candidates_for(run_systems)
+    t_cand = time.perf_counter() - t0
+    rows = None
+    if queries is not None:
+        wanted = set(map(str, queries))
+        first = next(iter(cands.values()))
+        rows = np.array([i for i, q in enumerate(first.qids) if q in wanted], dtype=np.int64)
+        if rows.size == 0:
+            raise ValueError("none of the requested queries is in the dataset")
+    frames = []
+    run_frames = []
+    for s in run_systems:
+        lc: LabCandidates = cands[s.name]
+        if rows is not None:
+            lc = lc.subset(rows)
+        ranking = s.rank(lc.cs)
+        values = lc.score(s, metrics, ranking=ranking)
+        keep = lc.has_evidence
+        for m in metrics:
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "system": s.name,
+                        "qid": np.asarray(lc.qids, dtype=object)[keep],
+                        "category": lc.categories[keep],
+                        "metric": m,
+                        "value": values[m][keep],
+                    }
+                )
+            )
+        if keep_runs:
+            from memlab.pipeline import ranking_frame
+
+            run_frames.append(ranking_frame(lc.cs, ranking, s.name))
+    per_query = pd.concat(frames, ignore_index=True)
+    table = _summary(per_query, [s.name for s in systems], metrics, baseline, test, correction, alpha)
+    info = {
+        "dataset": lab.dataset.name,
+        "dataset_fingerprint": lab.dataset.fingerprint,
+        "embedder": lab.embedder.model if lab.embedder is not None else "fts-only",
+        "chunker": lab.chunker.fingerprint(),
+        "metrics": metrics,
+        "baseline": baseline,
+        "test": test,
+        "correction": correction,
+        "alpha": alpha,
+        "scored_at_k": k,
+        "pinned": sorted(pin),
+        "candidate_seconds": t_cand,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return ExperimentResult(
+        table=table,
+        per_query=per_query,
+        systems=run_systems,
+        metrics=metrics,
+        baseline=baseline,
+        info=info,
+        runs=pd.concat(run_frames, ignore_index=True) if run_frames else None,
+    )
+
+
+def _summary(
+    per_query: pd.DataFrame,
+    names: list[str],
+    metrics: list[str],
+    baseline: str | None,
+    test: str,
+    correction: str | None,
+    alpha: float,
+) -> pd.DataFrame:
+    means = per_query.pivot_table(index="system", columns="metric", values="value", aggfunc="mean")
+    counts = per_query[per_query["metric"] == metrics[0]].groupby("system")["qid"].count()
+    table = means.reindex(index=names, columns=metrics)
+    table.insert(0, "n", counts.reindex(names).to_numpy())
+    table.index.name = "system"
+    if baseline is None or len(names) < 2:
+        return table
+    for m in metrics:
+        wide = per_query[per_query["metric"] == m].pivot(index="qid", columns="system", values="value")
+        cmp = compare_to_baseline(wide[names], baseline, test=test, correction=correction, alpha=alpha)
+        for col, src in (("p", "p"), ("p_adj", "p_adj"), ("sig", "significant")):
+            table[f"{m} {col}"] = cmp[src].reindex(names)
+        for col in ("wins", "ties", "losses"):
+            table[f"{m} {col}"] = cmp[col].reindex(names)
+    return table
+
+
+Experiment = run_experiment
