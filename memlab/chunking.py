@@ -428,7 +428,8 @@ def chunk_headings(
         o = s = us
         while s < ue:
             budget = max_chars - (cum[s] - cum[o])
-            e = bisect.bisect_right(cum, cum[s] + budget, s, ue + 1) - 1
+            # the carry leaves room for unit s; max() only guards termination
+            e = max(s + 1, bisect.bisect_right(cum, cum[s] + budget, s, ue + 1) - 1)
             c = ue if e >= ue else _best_cut(s, e, cum, score, window_chars)
             own = units[s:c]
             if any(unit.text.strip() for unit in own):

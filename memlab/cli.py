@@ -420,8 +420,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(out=args.out, embedder=args.embedder, days=args.days, seed=args.seed)
 
 
-
-
 # ---------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

@@ -128,17 +128,33 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     res = sweep(lab, base, grid, [args.metric], train=args.train, seed=args.seed)
     best = res.best()
     if args.json:
-        print(json.dumps({"table": res.table.to_dict(orient="records"), "best": best, "seconds": res.seconds}, indent=2, default=str))
+        print(
+            json.dumps(
+                {
+                    "table": res.table.to_dict(orient="records"),
+                    "best": best,
+                    "seconds": res.seconds,
+                },
+                indent=2,
+                default=str,
+            )
+        )
         return 0
-    print(f"{lab!r}; base {base.name}; {res.info['settings']} settings × {res.info['queries']} queries"
-          f" scored in {res.info['score_seconds']:.2f} s")
+    print(
+        f"{lab!r}; base {base.name}; {res.info['settings']} settings × {res.info['queries']} queries"
+        f" scored in {res.info['score_seconds']:.2f} s"
+    )
     cols = [*res.params, "mean", "low", "high"] + (["test_mean"] if res.train else [])
     print(res.curve().loc[:, cols].round(4).to_string(index=False))
     label = "train" if res.train else "all"
     print(
         f"\nbest {args.metric}: {best['setting']} — {label} {best.get('train_mean', best.get('mean')):.4f}"
         f" [{best['low']:.4f}, {best['high']:.4f}]"
-        + (f"; held-out {best['test_mean']:.4f} ({len(res.test or [])} queries)" if res.train else "")
+        + (
+            f"; held-out {best['test_mean']:.4f} ({len(res.test or [])} queries)"
+            if res.train
+            else ""
+        )
         + f"; tuned on {best['tuned_on']}"
     )
     return 0
@@ -148,7 +164,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     import subprocess
 
     root = Path(__file__).resolve().parents[1] / "benchmarks"
-    names = [args.name] if args.name else ["sweep_speed", "search_latency", "index_throughput", "quality"]
+    names = (
+        [args.name]
+        if args.name
+        else ["sweep_speed", "search_latency", "index_throughput", "quality"]
+    )
     rc = 0
     for n in names:
         script = root / f"{n}.py"
@@ -165,30 +185,56 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def _dataset_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", choices=DATASETS)
     p.add_argument("--path", help="dataset file or folder")
-    p.add_argument("--unit", choices=("chunk", "turn"), default="chunk", help="OpenClaw chunks or one turn/line per unit")
+    p.add_argument(
+        "--unit",
+        choices=("chunk", "turn"),
+        default="chunk",
+        help="OpenClaw chunks or one turn/line per unit",
+    )
     p.add_argument("--embedder", choices=("local", "hashing", "none"), default="local")
-    p.add_argument("--fts-tokenizer", choices=("unicode61", "trigram", "porter"), default="unicode61")
+    p.add_argument(
+        "--fts-tokenizer", choices=("unicode61", "trigram", "porter"), default="unicode61"
+    )
     p.add_argument("--seed", type=int, default=0, help="split seed (and synthetic seed)")
     p.add_argument("--days", type=int, default=60, help="synthetic corpus size in days (no --path)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a pipeline parameter for every system")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a pipeline parameter for every system",
+    )
     p.add_argument("--json", action="store_true")
 
 
 def add_parsers(sub: Any) -> None:
-    p = sub.add_parser("eval", help="compare presets on a dataset: recall/nDCG table with paired tests")
+    p = sub.add_parser(
+        "eval", help="compare presets on a dataset: recall/nDCG table with paired tests"
+    )
     _dataset_args(p)
-    p.add_argument("--preset", action="append", help=f"system(s) to run (default {','.join(DEFAULT_PRESETS)})")
+    p.add_argument(
+        "--preset", action="append", help=f"system(s) to run (default {','.join(DEFAULT_PRESETS)})"
+    )
     p.add_argument("--metrics", default="recall@6,ndcg@10,mrr")
     p.add_argument("--baseline", default=None, help="system to test against (default openclaw)")
     p.add_argument("--test", choices=("ttest", "randomization"), default="ttest")
-    p.add_argument("--pinned", action="store_true", help="keep each system's own maxResults (no raise to k)")
+    p.add_argument(
+        "--pinned", action="store_true", help="keep each system's own maxResults (no raise to k)"
+    )
     p.add_argument("--by-category", action="store_true")
     p.add_argument("--save", help="folder for experiment.json, per_query.csv, runs.trec")
     p.set_defaults(func=_wrap(cmd_eval))
 
-    p = sub.add_parser("sweep", help="sweep pipeline parameters; best setting tuned on a train split")
+    p = sub.add_parser(
+        "sweep", help="sweep pipeline parameters; best setting tuned on a train split"
+    )
     _dataset_args(p)
-    p.add_argument("--param", action="append", required=True, help="e.g. vector_weight=0:1:0.05 (repeatable: a grid)")
+    p.add_argument(
+        "--param",
+        action="append",
+        required=True,
+        help="e.g. vector_weight=0:1:0.05 (repeatable: a grid)",
+    )
     p.add_argument("--preset", default="openclaw")
     p.add_argument("--metric", default="recall@6")
     p.add_argument("--train", type=float, default=None, help="train fraction; the rest is held out")
@@ -211,5 +257,3 @@ def _wrap(fn: Any) -> Any:
             raise CliError(str(exc)) from exc
 
     return run
-
-

@@ -92,7 +92,9 @@ class ExperimentResult:
     def wide(self, metric: str) -> pd.DataFrame:
         """Per-query values of one metric: index qid, one column per system."""
         d = self.per_query[self.per_query["metric"] == metric]
-        return d.pivot(index="qid", columns="system", values="value")[[s.name for s in self.systems]]
+        return d.pivot(index="qid", columns="system", values="value")[
+            [s.name for s in self.systems]
+        ]
 
     def format(self, digits: int = 3) -> str:
         """A plain-text table: means with significance marks (``*`` = p_adj ≤ alpha vs baseline)."""
@@ -108,7 +110,10 @@ class ExperimentResult:
             rows.append(cells)
         cols = ["system", "n", *self.metrics]
         widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
-        out = ["  ".join(c.ljust(widths[c]) for c in cols), "  ".join("-" * widths[c] for c in cols)]
+        out = [
+            "  ".join(c.ljust(widths[c]) for c in cols),
+            "  ".join("-" * widths[c] for c in cols),
+        ]
         out += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols) for r in rows]
         if self.baseline:
             a = self.info.get("alpha", 0.01)
@@ -197,7 +202,9 @@ def run_experiment(
     for m in metrics:
         parse_metric(m)
     if baseline is not None and baseline not in {s.name for s in systems}:
-        raise ValueError(f"baseline {baseline!r} is not one of the systems {[s.name for s in systems]}")
+        raise ValueError(
+            f"baseline {baseline!r} is not one of the systems {[s.name for s in systems]}"
+        )
     k = metric_depth(metrics)
     pin = set(s.name for s in systems) if pinned is True else set(pinned or ())
     run_systems = [s if s.name in pin else s.at_k(k) for s in systems]
@@ -237,7 +244,9 @@ def run_experiment(
 
             run_frames.append(ranking_frame(lc.cs, ranking, s.name))
     per_query = pd.concat(frames, ignore_index=True)
-    table = _summary(per_query, [s.name for s in systems], metrics, baseline, test, correction, alpha)
+    table = _summary(
+        per_query, [s.name for s in systems], metrics, baseline, test, correction, alpha
+    )
     info = {
         "dataset": lab.dataset.name,
         "dataset_fingerprint": lab.dataset.fingerprint,
@@ -281,8 +290,12 @@ def _summary(
     if baseline is None or len(names) < 2:
         return table
     for m in metrics:
-        wide = per_query[per_query["metric"] == m].pivot(index="qid", columns="system", values="value")
-        cmp = compare_to_baseline(wide[names], baseline, test=test, correction=correction, alpha=alpha)
+        wide = per_query[per_query["metric"] == m].pivot(
+            index="qid", columns="system", values="value"
+        )
+        cmp = compare_to_baseline(
+            wide[names], baseline, test=test, correction=correction, alpha=alpha
+        )
         for col, src in (("p", "p"), ("p_adj", "p_adj"), ("sig", "significant")):
             table[f"{m} {col}"] = cmp[src].reindex(names)
         for col in ("wins", "ties", "losses"):

@@ -39,7 +39,9 @@ def unit_chunker(unit: str | ChunkerConfig) -> ChunkerConfig:
     if isinstance(unit, ChunkerConfig):
         return unit
     if unit not in UNITS:
-        raise ValueError(f"unit must be one of {', '.join(UNITS)} (or a ChunkerConfig), got {unit!r}")
+        raise ValueError(
+            f"unit must be one of {', '.join(UNITS)} (or a ChunkerConfig), got {unit!r}"
+        )
     return UNITS[unit]
 
 
@@ -151,7 +153,9 @@ class LabCandidates:
             safe = np.where(r.columns >= 0, r.columns, 0)
             pos = np.take_along_axis(self.cs.pos, safe, axis=1)
             tokens = np.where(r.columns >= 0, tok[pos], 0.0)
-        h = hits_from_topk(self.covers, r.columns, self.spans, tokens=tokens, include_no_evidence=True)
+        h = hits_from_topk(
+            self.covers, r.columns, self.spans, tokens=tokens, include_no_evidence=True
+        )
         values = evaluate_hits(h, specs)
         has = self.spans.has_evidence
         return {k: np.where(has, v, np.nan) for k, v in values.items()}
@@ -260,7 +264,9 @@ class Lab:
         kf = (not has_vec) if p.keyword_fallback is None else bool(p.keyword_fallback)
         return p.keyword_mode, kf
 
-    def _retrieve(self, depth: int, keyword_mode: str, keyword_fallback: bool, vector: bool) -> LabCandidates:
+    def _retrieve(
+        self, depth: int, keyword_mode: str, keyword_fallback: bool, vector: bool
+    ) -> LabCandidates:
         q = self.dataset.queries
         parts: list[tuple[str, CandidateSet, np.ndarray]] = []
         for group in self.dataset.workspaces:
@@ -286,7 +292,9 @@ class Lab:
         qids = q["qid"].tolist()
         ev = self.dataset.evidence
         ev_keys = ev.assign(
-            path=ev["qid"].map(dict(zip(q["qid"], q["group"], strict=True))).astype(str) + _SEP + ev["path"]
+            path=ev["qid"].map(dict(zip(q["qid"], q["group"], strict=True))).astype(str)
+            + _SEP
+            + ev["path"]
         )
         vocab = list(dict.fromkeys(keys.tolist()))
         spans = span_table(ev_keys, qids, vocab)

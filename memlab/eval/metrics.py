@@ -123,8 +123,9 @@ def ndcg(h: SpanHits, k: int) -> np.ndarray:
     i; ``DCG@k = Σ_{i<k} gain_i / log2(i + 2)``. The ideal DCG places the
     query's span grades, sorted descending, one per position, cut at k.
     ``nDCG = DCG / IDCG`` (0 when IDCG = 0). With one result per span this is
-    ranx's ``ndcg@k``. It is not clipped: a single result covering several
-    spans beats the one-span-per-position ideal and can score above 1.
+    ranx's ``ndcg@k``. A single result covering several spans can beat the
+    one-span-per-position ideal; the score is then clipped to 1 so that nDCG
+    stays in [0, 1] and means across chunkers stay comparable.
     """
     k = _check_k(k)
     first = h.first_cover
@@ -133,7 +134,7 @@ def ndcg(h: SpanHits, k: int) -> np.ndarray:
     dcg = (h.grades * disc[np.minimum(first, len(disc) - 1)]).sum(axis=1)
     ideal = -np.sort(-h.grades, axis=1)[:, :k]
     idcg = ideal @ _discount(ideal.shape[1])
-    return _safe_div(dcg, idcg)
+    return np.minimum(_safe_div(dcg, idcg), 1.0)
 
 
 def alpha_ndcg(h: SpanHits, k: int, alpha: float = 0.5) -> np.ndarray:
@@ -148,7 +149,7 @@ def alpha_ndcg(h: SpanHits, k: int, alpha: float = 0.5) -> np.ndarray:
     ``{(1 − α)^j : j = 0..m_t − 1 for each subtopic t with m_t spans}``
     sorted descending, cut at k. With one subtopic per span and one result per
     span this is the standard α-nDCG with its greedy ideal. α ∈ [0, 1]; 0 when
-    the query has no spans. Not clipped (a result covering several subtopics
+    the query has no spans. Clipped to 1 (a result covering several subtopics
     can beat the ideal).
     """
     k = _check_k(k)
@@ -179,7 +180,7 @@ def alpha_ndcg(h: SpanHits, k: int, alpha: float = 0.5) -> np.ndarray:
         nth = (same & np.tri(n_s, n_s, 0, dtype=bool)).sum(axis=2) * h.span_valid
         ideal = -np.sort(-decay[nth], axis=1)[:, :k]
         idcg = ideal @ _discount(ideal.shape[1])
-    return _safe_div(dcg, idcg)
+    return np.minimum(_safe_div(dcg, idcg), 1.0)
 
 
 def subtopic_recall(h: SpanHits, k: int) -> np.ndarray:

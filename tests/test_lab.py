@@ -1,0 +1,163 @@
+"""The lab end to end on generated data: experiments, sweeps, splits, saved results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from memlab.datasets.base import Dataset
+from memlab.datasets.synthetic import SynthConfig, generate
+from memlab.embed import HashingEmbedder
+from memlab.eval.experiment import run_experiment
+from memlab.eval.lab import Lab
+from memlab.eval.metrics import evaluate
+from memlab.eval.sweep import kfold, parse_range, split_queries, sweep
+from memlab.pipeline import preset
+from tests.conftest import write
+
+METRICS = ["recall@6", "ndcg@10", "mrr", "recall@10"]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Lab:
+    root = tmp_path_factory.mktemp("synth")
+    ds = generate(SynthConfig(days=20, seed=3, queries_per_type=6), root / "corpus")
+    return Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", progress=False)
+
+
+def test_array_path_equals_dataframe_path(lab: Lab) -> None:
+    p = preset("openclaw", min_score=0.0)
+    res = run_experiment([p], lab, METRICS, keep_runs=True)
+    per_q = res.wide("recall@6")[p.name]
+    frame = evaluate(res.runs, lab.dataset.evidence, METRICS)
+    for m in METRICS:
+        got = res.wide(m)[p.name].sort_index()
+        np.testing.assert_allclose(
+            got.to_numpy(), frame[m].reindex(got.index).to_numpy(), atol=1e-12
+        )
+    assert len(per_q) == len(lab.dataset.queries)
+
+
+def test_experiment_table_and_tests(lab: Lab) -> None:
+    systems = [preset("bm25"), preset("vector"), preset("openclaw"), preset("rrf")]
+    res = run_experiment(systems, lab, METRICS, baseline="openclaw")
+    t = res.table
+    assert list(t.index) == ["bm25", "vector", "openclaw", "rrf"]
+    for m in METRICS:
+        for s in ("bm25", "vector", "rrf"):
+            a = res.wide(m)[s].to_numpy()
+            b = res.wide(m)["openclaw"].to_numpy()
+            p = 1.0 if np.allclose(a, b) else stats.ttest_rel(a, b).pvalue
+            assert t.loc[s, f"{m} p"] == pytest.approx(p, rel=1e-9, abs=1e-12)
+        # Holm: adjusted p-values are never below the raw ones
+        assert (t[f"{m} p_adj"].dropna() >= t[f"{m} p"].dropna() - 1e-15).all()
+    assert "+/-" in res.format()
+    cat = res.by_category("recall@6")
+    assert set(cat.index) == set(lab.dataset.queries["category"])
+    js = res.to_json()
+    assert js[0]["name"] == "bm25" and "vs_baseline" in js[0] and "vs_baseline" not in js[2]
+
+
+def test_scoring_at_k_raises_results_unless_pinned(lab: Lab) -> None:
+    p = preset("openclaw", min_score=0.0)
+    raised = run_experiment([p], lab, ["recall@10"], keep_runs=True)
+    pinned = run_experiment([p], lab, ["recall@10"], keep_runs=True, pinned=True)
+    assert raised.runs.groupby("qid").size().max() == 10
+    assert pinned.runs.groupby("qid").size().max() == 6
+    assert raised.table.loc[p.name, "recall@10"] >= pinned.table.loc[p.name, "recall@10"]
+
+
+def test_sweep_equals_settings_run_one_by_one(lab: Lab) -> None:
+    base = preset("openclaw", min_score=0.0)
+    weights = [0.0, 0.3, 0.7, 1.0]
+    sw = sweep(lab, base, {"vector_weight": weights}, ["recall@6", "ndcg@10"])
+    for w in weights:
+        one = run_experiment([base.replace(vector_weight=w)], lab, ["recall@6", "ndcg@10"])
+        row = sw.table[(sw.table["vector_weight"] == w)].set_index("metric")
+        for m in ("recall@6", "ndcg@10"):
+            assert row.loc[m, "mean"] == pytest.approx(one.table.iloc[0][m], abs=1e-12)
+            assert row.loc[m, "low"] <= row.loc[m, "mean"] <= row.loc[m, "high"]
+    best = sw.best("recall@6")
+    curve = sw.curve("recall@6")
+    assert best["train_mean" if sw.train else "mean"] == curve["mean"].max()
+
+
+def test_sweep_train_test_split_reports_held_out(lab: Lab) -> None:
+    base = preset("openclaw", min_score=0.0)
+    sw = sweep(lab, base, {"vector_weight": [0.2, 0.8]}, ["recall@6"], train=0.5, seed=1)
+    assert sw.train and sw.test and not set(sw.train) & set(sw.test)
+    best = sw.best()
+    tuned = base.replace(**best["setting"])
+    held = run_experiment([tuned], lab, ["recall@6"], queries=sw.test)
+    assert best["test_mean"] == pytest.approx(held.table.iloc[0]["recall@6"], abs=1e-12)
+    assert "train" in best["tuned_on"]
+
+
+def test_split_and_kfold_helpers() -> None:
+    qids = [f"q{i}" for i in range(20)]
+    strata = ["a"] * 10 + ["b"] * 10
+    tr, te = split_queries(qids, 0.5, seed=0, strata=strata)
+    assert len(tr) == 10 and sorted(tr + te) == sorted(qids)
+    assert sum(q in tr for q in qids[:10]) == 5
+    assert split_queries(qids, 0.5, seed=0, strata=strata) == (tr, te)
+    folds = kfold(qids, 4, seed=0)
+    assert sorted(q for _, test in folds for q in test) == sorted(qids)
+    assert parse_range("0:1:0.25") == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert parse_range("10,60") == [10.0, 60.0]
+    with pytest.raises(ValueError, match="bad range"):
+        parse_range("1:0:0.1")
+
+
+def test_multi_group_queries_only_see_their_workspace(tmp_path: Path) -> None:
+    # Two workspaces share a relative path; evidence and candidates must not mix.
+    for g, fact in (("a", "the vault code is 1234"), ("b", "the vault code is 9876")):
+        write(tmp_path / g, "memory/2026-01-01.md", f"- {fact}\n- filler line about cats\n")
+    queries = pd.DataFrame(
+        [
+            {"qid": "qa", "query": "vault code", "group": "a"},
+            {"qid": "qb", "query": "vault code", "group": "b"},
+        ]
+    )
+    evidence = pd.DataFrame(
+        [
+            {"qid": "qa", "path": "memory/2026-01-01.md", "start_line": 1, "end_line": 1},
+            {"qid": "qb", "path": "memory/2026-01-01.md", "start_line": 1, "end_line": 1},
+        ]
+    )
+    ds = Dataset("two", tmp_path, {"a": tmp_path / "a", "b": tmp_path / "b"}, queries, evidence)
+    lab = Lab(ds, embedder=HashingEmbedder(dimensions=32), unit="turn", progress=False)
+    res = run_experiment([preset("bm25")], lab, ["recall@1"], keep_runs=True)
+    assert res.table.loc["bm25", "recall@1"] == 1.0
+    lc = lab.candidates(6, keyword_mode="or")
+    texts = {q: lc.cs.texts(lc.cs.pos[i][lc.cs.pos[i] >= 0]) for i, q in enumerate(lc.qids)}
+    assert all("1234" not in t for t in texts["qb"]) and all("9876" not in t for t in texts["qa"])
+
+
+def test_save_writes_reproducible_record(lab: Lab, tmp_path: Path) -> None:
+    res = run_experiment(
+        [preset("bm25"), preset("openclaw")], lab, ["recall@6"], baseline="openclaw", keep_runs=True
+    )
+    out = res.save(tmp_path / "exp")
+    meta = json.loads((out / "experiment.json").read_text())
+    assert meta["dataset_fingerprint"] == lab.dataset.fingerprint
+    assert meta["memlab_version"] and meta["systems"][0]["settings"]["name"] == "bm25"
+    lines = (out / "runs.trec").read_text().splitlines()
+    q, q0, doc, rank, score, system = lines[0].split()
+    assert q0 == "Q0" and int(rank) == 1 and system in ("bm25", "openclaw")
+    assert len(pd.read_csv(out / "per_query.csv")) == 2 * res.table.loc["bm25", "n"]
+
+
+def test_bad_inputs(lab: Lab) -> None:
+    with pytest.raises(ValueError, match="baseline"):
+        run_experiment([preset("bm25")], lab, ["recall@6"], baseline="nope")
+    with pytest.raises(ValueError, match="unique"):
+        run_experiment([preset("bm25"), preset("bm25")], lab, ["recall@6"])
+    with pytest.raises(ValueError):
+        run_experiment([preset("bm25")], lab, ["recall@0"])
+    with pytest.raises(ValueError, match="unknown pipeline parameter"):
+        sweep(lab, preset("openclaw"), {"vectorweight": [0.1]}, ["recall@6"])
