@@ -147,7 +147,7 @@ def test_save_writes_reproducible_record(lab: Lab, tmp_path: Path) -> None:
     assert meta["dataset_fingerprint"] == lab.dataset.fingerprint
     assert meta["memlab_version"] and meta["systems"][0]["settings"]["name"] == "bm25"
     lines = (out / "runs.trec").read_text().splitlines()
-    q, q0, doc, rank, score, system = lines[0].split()
+    _q, q0, _doc, rank, _score, system = lines[0].split()
     assert q0 == "Q0" and int(rank) == 1 and system in ("bm25", "openclaw")
     assert len(pd.read_csv(out / "per_query.csv")) == 2 * res.table.loc["bm25", "n"]
 

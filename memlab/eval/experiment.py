@@ -36,10 +36,7 @@ def metric_depth(metrics: Sequence[str]) -> int:
     depth = 1
     for m in metrics:
         spec = parse_metric(m)
-        if spec.kind == "budget_recall":
-            depth = max(depth, 50)
-        else:
-            depth = max(depth, spec.k or 10)
+        depth = max(depth, 50 if spec.kind == "budget_recall" else (spec.k or 10))
     return depth
 
 
