@@ -174,7 +174,8 @@ def chunk_markdown(
       ``maxChars`` and every carried overlap at most ``overlapChars``.
 
     Edge cases: ``overlap`` is clamped to ``[0, tokens - 1]`` (0 carries nothing);
-    ``tokens < 1`` raises ``ValueError``; empty or whitespace-only chunks are dropped, so
+    ``tokens < 1`` raises ``ValueError`` (a non-integer ``TypeError``); empty or
+    whitespace-only chunks are dropped, so
     ``""`` → ``[]``. Deviation from OpenClaw: a ``maxChars`` slice boundary that would split
     a surrogate pair is moved before the pair (OpenClaw splits it).
     """

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from memlab import __version__
+from memlab.errors import CliError
 
 EMBEDDERS = ("auto", "local", "hashing", "none")
 CHUNKERS = ("openclaw", "openclaw-exact", "heading", "line")
 
 
-class CliError(Exception):
-    """A user-facing error: printed as ``memlab: error: ...`` with exit code 2."""
 
 
 # ---------------------------------------------------------------------- helpers
@@ -405,7 +404,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
         cfg = SynthConfig(**kwargs)
     except (TypeError, ValueError) as exc:
         raise CliError(f"bad synth settings: {exc}") from exc
-    ds = generate(cfg, args.out)
+    try:
+        ds = generate(cfg, args.out, overwrite=args.overwrite)
+    except FileExistsError as exc:
+        raise CliError(f"{exc} (use --overwrite)") from exc
     counts = ds.queries["category"].value_counts().sort_index()
     print(f"wrote {ds.root}: workspace {ds.workspaces['default']}")
     print(f"{len(ds.queries)} queries, {len(ds.evidence)} evidence spans")
@@ -517,6 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="any SynthConfig field"
     )
+    p.add_argument("--overwrite", action="store_true", help="replace a workspace memlab generated before")
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser(

@@ -11,12 +11,20 @@ Sync is incremental by content hash; a change of fingerprint (provider, model,
 provider key, sources, extra paths, chunker, FTS tokenizer, dimensions) builds
 a new database beside the old one, copies the embedding cache and swaps it in
 with ``os.replace``: a crash at any point leaves the old index usable.
+
+Concurrency (see docs/reliability.md): one writer at a time (``DB.lock``); readers
+never write, so they never wait for a long sync; chunk rowids are never reused, so
+a reader whose cached table predates a sync can drop unknown rows instead of
+mislabelling them; each search re-checks whether another connection changed the
+index (``PRAGMA data_version``) or swapped the file (inode) and reloads if so. A
+``MemoryIndex`` object is not thread-safe: give each thread its own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import hashlib
 import json
 import os
@@ -57,14 +65,26 @@ FTS_TOKENIZE = {
 }
 VECTOR_BACKENDS = ("faiss", "numpy", "hnsw")
 EMBED_BATCH = 64
+# Seconds an SQLite call waits for another connection's lock before failing.
+BUSY_TIMEOUT = 30.0
 
 
 class IndexUnusableError(RuntimeError):
-    """The index file cannot be used (not SQLite, corrupt, wrong schema)."""
+    """The index file cannot be used (not SQLite, corrupt, wrong schema, unreadable)."""
+
+
+class IndexCorruptError(IndexUnusableError):
+    """SQLite reports the index file corrupt or not a database: ``sync`` moves it aside
+    (``DB.corrupt-<stamp>``) and rebuilds it from the Markdown."""
 
 
 class IndexLockedError(RuntimeError):
-    """Another process holds the index's writer lock longer than the timeout."""
+    """Another process holds the index's writer lock (or an SQLite lock) longer than the
+    timeout."""
+
+
+class _EmbedderSwitched(Exception):
+    """The embedder changed identity during a sync (a ``FallbackEmbedder`` switched)."""
 
 
 @dataclass
@@ -81,6 +101,7 @@ class SyncReport:
     embedded: int = 0
     cache_hits: int = 0
     truncated: int = 0
+    zero_vectors: int = 0
     full_reindex: bool = False
     reason: str = ""
     seconds: float = 0.0
@@ -205,7 +226,9 @@ class MemoryIndex:
         self.progress = progress
         self.db_path = Path(db_path).expanduser() if db_path else default_db_path(self.workspace)
         self._conn: sqlite3.Connection | None = None
+        self._conn_ident: tuple[int, int] | None = None
         self._table: ChunkTable | None = None
+        self._table_version: int | None = None
         self._ann: Any = None
 
     # ------------------------------------------------------------------ setup
@@ -291,16 +314,55 @@ class MemoryIndex:
         if self._conn is None:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = _open_db(self.db_path, self.fts_tokenizer)
+            self._conn_ident = _file_ident(self.db_path)
         return self._conn
 
     def close(self) -> None:
+        """Close the connection and drop the cached table (reopened on next use)."""
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self._conn_ident = None
+        self._table = None
+        self._table_version = None
+        self._ann = None
 
     def stored_fingerprint(self) -> dict[str, Any] | None:
-        row = self.connect().execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+        """The fingerprint saved by the last sync (None for a new, empty index)."""
+        try:
+            row = (
+                self.connect().execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+            )
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.db_path, exc) from exc
         return json.loads(row[0]) if row else None
+
+    def refresh(self) -> bool:
+        """Drop the cached table when another connection changed the index since it was loaded.
+
+        Changed means: the file at ``db_path`` is another file than the one this object has
+        open (a full reindex swapped it in; the connection is reopened), or ``PRAGMA
+        data_version`` moved (another connection committed). Returns True when something was
+        dropped. Called at the start of every search (``ensure_synced``), never in the
+        middle of one, so one search works on one table.
+        """
+        if self._conn is None:
+            return False
+        if _file_ident(self.db_path) != self._conn_ident:
+            self.close()
+            return True
+        if self._table is None:
+            return False
+        try:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.db_path, exc) from exc
+        if version != self._table_version:
+            self._table = None
+            self._table_version = None
+            self._ann = None
+            return True
+        return False
 
     # ------------------------------------------------------------------ discovery
     def discover(self) -> list[MemoryFile]:
@@ -320,7 +382,11 @@ class MemoryIndex:
 
             text, mtime, size = read_session_text(f.abspath)
             return text, sha256_text(text), mtime, size
-        ft = read_memory_file(f.abspath, f.path)
+        # Files inside the workspace are opened folder by folder without following a
+        # symlink (one swapped in after discovery included); extra files outside it have
+        # only their last component protected.
+        inside = not f.path.startswith("../")
+        ft = read_memory_file(f.abspath, f.path, root=self.workspace if inside else None)
         return ft.text, ft.hash, ft.mtime, ft.size
 
     # ------------------------------------------------------------------ sync
@@ -328,52 +394,81 @@ class MemoryIndex:
         """Bring the index in step with the workspace.
 
         Incremental: only files whose content hash changed are re-chunked, and
-        only chunk texts missing from the embedding cache are embedded. Files
-        that disappeared leave every table. A fingerprint change (or
-        ``force=True``) runs a full reindex into a new file swapped in
-        atomically. Unreadable files are reported in ``files_failed`` and
-        skipped; an embedding failure raises ``EmbeddingError`` before any
-        chunk row is written (the cache keeps what was embedded).
+        only chunk texts missing from the embedding cache are embedded; within a
+        changed file, chunks whose id is unchanged keep their rows. Files that
+        disappeared leave every table. A fingerprint change (or ``force=True``)
+        runs a full reindex into a new file swapped in atomically. Unreadable
+        files are reported in ``files_failed`` and skipped; an embedding failure
+        raises ``EmbeddingError`` before any chunk row is written (the cache keeps
+        what was embedded). A corrupt index file (found on opening or during the
+        sync) is moved aside and rebuilt from the Markdown. When the embedder
+        changes identity during the sync (a ``FallbackEmbedder`` switching to its
+        fallback), nothing embedded so far is written to the chunk tables and the
+        sync restarts as a full reindex with the new embedder, so one index never
+        mixes vectors of two providers.
         """
         t0 = time.perf_counter()
         show = self.progress if progress is None else progress
         with self._writer_lock():
-            stored = None
-            unusable = ""
-            if self.db_path.exists():
+            reason = "forced" if force else ""
+            for _attempt in range(3):
                 try:
-                    stored = self.stored_fingerprint()
-                except IndexUnusableError as exc:
-                    unusable = str(exc)
-                    self._set_aside_unusable()
-            fp = self.fingerprint()
-            if force or unusable or stored != fp:
-                if force:
-                    reason = "forced"
-                elif unusable:
-                    reason = f"rebuilt from the Markdown: {unusable}"
-                elif stored is None:
-                    reason = "new index"
-                else:
-                    reason = "fingerprint changed: " + ", ".join(_diff_keys(stored, fp))
-                report = self._full_reindex(show)
-                report.full_reindex = True
-                report.reason = reason
-            else:
-                report = self._sync_into(self.connect(), show)
+                    report = self._sync_locked(reason, show)
+                    break
+                except _EmbedderSwitched as exc:
+                    reason = f"embedding provider switched: {exc}"
+            else:  # pragma: no cover - a FallbackEmbedder switches once
+                raise RuntimeError("embedding provider kept switching during sync")
         self._table = None
+        self._table_version = None
         self._ann = None
         report.seconds = time.perf_counter() - t0
+        return report
+
+    def _sync_locked(self, reason: str, show: bool | None) -> SyncReport:
+        stored = None
+        if self.db_path.exists():
+            try:
+                stored = self.stored_fingerprint()
+            except IndexCorruptError as exc:
+                self._set_aside_unusable()
+                reason = reason or f"rebuilt from the Markdown: {exc}"
+        fp = self.fingerprint()
+        if not reason and stored != fp:
+            if stored is None:
+                reason = "new index"
+            else:
+                reason = "fingerprint changed: " + ", ".join(_diff_keys(stored, fp))
+        if not reason:
+            conn = self.connect()
+            try:
+                return self._sync_into(conn, show)
+            except sqlite3.DatabaseError as exc:
+                err = _db_error(self.db_path, exc)
+                if not isinstance(err, IndexCorruptError):
+                    raise err from exc
+                with contextlib.suppress(sqlite3.Error):
+                    conn.rollback()
+                self._set_aside_unusable()
+                reason = f"rebuilt from the Markdown: {err}"
+        report = self._full_reindex(show)
+        report.full_reindex = True
+        report.reason = reason
         return report
 
     def _set_aside_unusable(self) -> None:
         """Move a corrupt index file aside (kept for inspection) so a rebuild can start."""
         self.close()
         stamp = time.strftime("%Y%m%d-%H%M%S")
+        base = f"{self.db_path}.corrupt-{stamp}"
+        n = 1
+        while Path(base).exists():  # two rebuilds in one second keep both copies
+            n += 1
+            base = f"{self.db_path}.corrupt-{stamp}-{n}"
         for suffix in ("", "-wal", "-shm"):
             src = Path(str(self.db_path) + suffix)
             if src.exists():
-                os.replace(src, Path(f"{self.db_path}.corrupt-{stamp}{suffix}"))
+                os.replace(src, Path(base + suffix))
 
     @contextlib.contextmanager
     def _writer_lock(self) -> Iterator[None]:
@@ -398,6 +493,11 @@ class MemoryIndex:
             os.close(fd)
 
     def _full_reindex(self, show: bool | None) -> SyncReport:
+        # Builds killed before their swap leave DB.tmp-* files behind; we hold the writer
+        # lock, so none of them is in use.
+        for stale in self.db_path.parent.glob(glob.escape(self.db_path.name) + ".tmp-*"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
         old_conn = self._conn
         fd, tmp_name = tempfile.mkstemp(prefix=self.db_path.name + ".tmp-", dir=self.db_path.parent)
         os.close(fd)
@@ -466,24 +566,49 @@ class MemoryIndex:
         # and leaves the chunk tables untouched.
         vectors: dict[str, tuple[bytes, int]] = {}
         if self.embedder is not None:
+            identity = _identity(self.embedder)
             wanted = {c.hash: c.text for _, _, _, _, chunks in changed for c in chunks}
             vectors, hits, embedded, truncated = self._embed_with_cache(conn, wanted, show)
             report.cache_hits, report.embedded, report.truncated = hits, embedded, truncated
+            if _identity(self.embedder) != identity:
+                raise _EmbedderSwitched(
+                    f"{identity[0]}/{identity[1]} failed, now {self.embedder.provider}/"
+                    f"{self.embedder.model}: {getattr(self.embedder, 'fallback_reason', '')}"
+                )
 
         now = time.time()
         with conn:
+            # Rowids only grow (high-water mark kept in meta): a reader holding a table
+            # loaded before this sync never sees a rowid it knows reused for another chunk.
+            next_rowid = max(
+                int(_get_meta(conn, "next_rowid") or 0),
+                (conn.execute("SELECT max(rowid) FROM chunks").fetchone()[0] or 0) + 1,
+            )
             for path in removed:
                 report.chunks_removed += _delete_file(conn, path)
             for f, file_hash, mtime, size, chunks in changed:
-                report.chunks_removed += _delete_file(conn, f.path)
+                # Keep the rows of chunks whose id (path, lines, text, model) is unchanged:
+                # appending to a long daily log rewrites its last chunks, not all of them.
+                old = dict(conn.execute("SELECT id, rowid FROM chunks WHERE path = ?", (f.path,)))
+                new_rows: dict[str, Chunk] = {}
                 for c in chunks:
-                    cid = chunk_id(f.source, f.path, c, model)
+                    new_rows.setdefault(chunk_id(f.source, f.path, c, model), c)
+                gone = [(rowid,) for cid, rowid in old.items() if cid not in new_rows]
+                if gone:
+                    conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", gone)
+                    conn.executemany("DELETE FROM chunks WHERE rowid = ?", gone)
+                    report.chunks_removed += len(gone)
+                rows = []
+                fts_rows = []
+                for cid, c in new_rows.items():
+                    if cid in old:
+                        continue
                     blob, trunc = vectors.get(c.hash, (None, 0))
-                    cur = conn.execute(
-                        "INSERT INTO chunks(id, path, source, start_line, end_line, hash,"
-                        " model, text, embedding, updated_at, heading, truncated)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    if blob is not None and not any(blob) and c.text.strip():
+                        report.zero_vectors += 1
+                    rows.append(
                         (
+                            next_rowid,
                             cid,
                             f.path,
                             f.source,
@@ -496,18 +621,24 @@ class MemoryIndex:
                             now,
                             c.heading,
                             trunc,
-                        ),
+                        )
                     )
                     fts_text = f"{f.path}\n{c.text}" if self.fts_path_prefix else c.text
-                    conn.execute(
-                        "INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)",
-                        (cur.lastrowid, fts_text),
-                    )
-                    report.chunks_added += 1
+                    fts_rows.append((next_rowid, fts_text))
+                    next_rowid += 1
+                conn.executemany(
+                    "INSERT INTO chunks(rowid, id, path, source, start_line, end_line, hash,"
+                    " model, text, embedding, updated_at, heading, truncated)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    rows,
+                )
+                conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)
+                report.chunks_added += len(rows)
                 conn.execute(
                     "INSERT OR REPLACE INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?)",
                     (f.path, f.source, file_hash, mtime, size),
                 )
+            _set_meta(conn, "next_rowid", str(next_rowid))
             _set_meta(conn, "fingerprint", json.dumps(self.fingerprint(), sort_keys=True))
             _set_meta(conn, "memlab_version", __version__)
             _set_meta(conn, "last_sync", str(now))
@@ -571,8 +702,17 @@ class MemoryIndex:
 
     # ------------------------------------------------------------------ reading
     def ensure_synced(self) -> SyncReport | None:
-        """Sync when the index is missing or its fingerprint changed (first search waits)."""
-        if not self.db_path.exists() or self.stored_fingerprint() != self.fingerprint():
+        """Prepare for a search: reload what another connection changed (``refresh``), and
+        sync when the index is missing, corrupt or its fingerprint changed (the first
+        search waits). Changed files alone do not trigger a sync here (``memlab watch`` or
+        ``memlab index`` keep the index fresh), as in OpenClaw a search never waits for one.
+        """
+        self.refresh()
+        try:
+            stale = not self.db_path.exists() or self.stored_fingerprint() != self.fingerprint()
+        except IndexCorruptError:
+            stale = True
+        if stale:
             return self.sync()
         return None
 
@@ -618,11 +758,17 @@ class MemoryIndex:
 
     def _load_table(self) -> ChunkTable:
         conn = self.connect()
-        rows = conn.execute(
-            "SELECT c.rowid, c.id, c.path, c.source, c.start_line, c.end_line,"
-            " coalesce(f.mtime, 0), c.embedding FROM chunks c LEFT JOIN files f ON f.path = c.path"
-            " ORDER BY c.rowid"
-        ).fetchall()
+        try:
+            # Version first: a commit landing between the two reads only causes one
+            # extra reload at the next search, never a missed one.
+            self._table_version = conn.execute("PRAGMA data_version").fetchone()[0]
+            rows = conn.execute(
+                "SELECT c.rowid, c.id, c.path, c.source, c.start_line, c.end_line,"
+                " coalesce(f.mtime, 0), c.embedding FROM chunks c"
+                " LEFT JOIN files f ON f.path = c.path ORDER BY c.rowid"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.db_path, exc) from exc
         n = len(rows)
         vectors = None
         if self.embedder is not None and n:
@@ -644,7 +790,12 @@ class MemoryIndex:
         )
 
     def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
-        """Chunk texts for table positions (fetched from SQLite; order kept)."""
+        """Chunk texts for table positions (fetched from SQLite; order kept).
+
+        A chunk deleted by another connection's sync after this table was loaded (its
+        file changed during the search) comes back as ``""``; rowids are never reused,
+        so a position never yields another chunk's text.
+        """
         pos = np.asarray(positions, dtype=np.int64)
         if pos.size == 0:
             return []
@@ -652,11 +803,16 @@ class MemoryIndex:
         conn = self.connect()
         found: dict[int, str] = {}
         uniq = list(dict.fromkeys(int(r) for r in rowids))
-        for i in range(0, len(uniq), 500):
-            part = uniq[i : i + 500]
-            q = ",".join("?" * len(part))
-            found.update(conn.execute(f"SELECT rowid, text FROM chunks WHERE rowid IN ({q})", part))
-        return [found[int(r)] for r in rowids]
+        try:
+            for i in range(0, len(uniq), 500):
+                part = uniq[i : i + 500]
+                q = ",".join("?" * len(part))
+                found.update(
+                    conn.execute(f"SELECT rowid, text FROM chunks WHERE rowid IN ({q})", part)
+                )
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.db_path, exc) from exc
+        return [found.get(int(r), "") for r in rowids]
 
     # ------------------------------------------------------------------ search legs
     def keyword_search(self, fts_query: str | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -678,13 +834,26 @@ class MemoryIndex:
                 )
                 .fetchall()
             )
-        except sqlite3.OperationalError:
-            return empty
+        except sqlite3.OperationalError as exc:
+            if (getattr(exc, "sqlite_errorname", "") or "").startswith(
+                ("SQLITE_BUSY", "SQLITE_LOCKED")
+            ):
+                raise _db_error(self.db_path, exc) from exc
+            return empty  # a query FTS5 rejects
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.db_path, exc) from exc
         if not rows:
             return empty
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         ranks = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
-        return self.table.positions(rowids), ranks
+        t = self.table
+        if len(t) == 0:
+            return empty
+        # Rows committed by another connection after this table was loaded are not in
+        # it: they are left out (the next search reloads the table and finds them).
+        pos = t.positions(rowids)
+        known = (pos < len(t)) & (t.rowids[np.minimum(pos, len(t) - 1)] == rowids)
+        return pos[known], ranks[known]
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
         """Query vectors [Q, d] (each query trimmed, as OpenClaw embeds it)."""
@@ -692,7 +861,20 @@ class MemoryIndex:
             raise RuntimeError("keyword-only index: no embedder")
         if not queries:
             return np.zeros((0, self.embedder.dimensions or 0), dtype=np.float32)
-        return np.vstack([self.embedder.embed_query(q.strip()) for q in queries]).astype(np.float32)
+        before = _identity(self.embedder)
+        vecs = np.vstack([self.embedder.embed_query(q.strip()) for q in queries]).astype(np.float32)
+        if _identity(self.embedder) != before:
+            from memlab.embed import EmbeddingError
+
+            # A FallbackEmbedder switched while embedding the query: its vectors are not
+            # comparable with the stored ones. The next sync rebuilds with the fallback.
+            raise EmbeddingError(
+                f"embedding provider {before[0]}/{before[1]} failed during the search and was"
+                f" replaced by {self.embedder.provider}/{self.embedder.model}; the index holds"
+                f" {before[1]} vectors until the next sync rebuilds it"
+                f" ({getattr(self.embedder, 'fallback_reason', '')})"
+            )
+        return vecs
 
     def vector_search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact cosine top-k for a batch of unit query vectors.
@@ -744,17 +926,39 @@ class MemoryIndex:
 
 # ---------------------------------------------------------------------- helpers
 def _open_db(path: Path, fts_tokenizer: str | None) -> sqlite3.Connection:
+    """Open (and, given a tokenizer, create) an index file.
+
+    Opening an existing index writes nothing: readers must never queue behind a long
+    sync for a write lock, and must not leave WAL frames beside a file that a full
+    reindex is about to replace. Raises ``IndexCorruptError``, ``IndexLockedError`` or
+    ``IndexUnusableError`` (see ``_db_error``).
+    """
+    conn: sqlite3.Connection | None = None
     try:
-        conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT, check_same_thread=False)
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=OFF")
-        if fts_tokenizer is not None:
+        have = {
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE name IN"
+                " ('meta', 'files', 'chunks', 'embedding_cache', 'chunks_fts')"
+            )
+        }
+        if len(have) < 5:
+            if fts_tokenizer is None:
+                raise IndexUnusableError(f"{path} is not a memlab index (tables missing)")
             _create_schema(conn, fts_tokenizer)
-        else:
-            conn.execute("SELECT count(*) FROM chunks").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise IndexUnusableError(f"{path} is not a usable memlab index ({exc})") from exc
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise _db_error(path, exc) from exc
+    except IndexUnusableError:
+        if conn is not None:
+            conn.close()
+        raise
     return conn
 
 
@@ -799,6 +1003,42 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> int:
 
 def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def _get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def _identity(e: Embedder) -> tuple[str, str, str]:
+    return (e.provider, e.model, e.identity_key)
+
+
+def _file_ident(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _db_error(path: Path, exc: sqlite3.Error) -> Exception:
+    """Classify an SQLite error: corruption, a lock held too long, or anything else.
+
+    Only ``SQLITE_CORRUPT*`` and ``SQLITE_NOTADB`` mean the file itself is bad (and may
+    be rebuilt); busy/locked means another connection held a lock past the busy timeout;
+    other errors (I/O, permissions, disk full) leave the file alone.
+    """
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    msg = str(exc)
+    if name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB":
+        return IndexCorruptError(f"{path} is corrupt or not a memlab index ({msg})")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return IndexLockedError(
+            f"{path} is busy: another connection held an SQLite lock for more than"
+            f" {BUSY_TIMEOUT:g} s ({msg})"
+        )
+    return IndexUnusableError(f"{path} is not a usable memlab index ({msg})")
 
 
 def _copy_cache(old: sqlite3.Connection, new: sqlite3.Connection) -> None:

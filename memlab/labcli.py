@@ -249,7 +249,7 @@ def add_parsers(sub: Any) -> None:
 
 def _wrap(fn: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
-        from memlab.cli import CliError
+        from memlab.errors import CliError
 
         try:
             return fn(args)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 ROLES = {"user": "User", "assistant": "Assistant"}
@@ -34,10 +33,12 @@ def transcript_lines(raw: str) -> list[str]:
     """``User: …`` / ``Assistant: …`` lines of a JSONL transcript, in order.
 
     Accepts ``{"role", "content"}`` objects and ``{"message": {"role", "content"}}``
-    wrappers; empty messages and other records are skipped.
+    wrappers; empty messages and other records are skipped. Records are split on
+    ``\\n`` only (JSONL): ``str.splitlines`` would also split at U+2028, U+0085 and
+    other characters JSON allows unescaped inside a string, losing that record.
     """
     out: list[str] = []
-    for line in raw.splitlines():
+    for line in raw.split("\n"):
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
@@ -55,8 +56,13 @@ def transcript_lines(raw: str) -> list[str]:
 
 
 def read_session_text(path: str | os.PathLike[str]) -> tuple[str, float, int]:
-    """(indexed text, mtime, size) of a transcript file; invalid UTF-8 is replaced."""
-    p = Path(path)
-    st = p.lstat()
-    raw = p.read_bytes().decode("utf-8", errors="replace")
+    """(indexed text, mtime, size) of a transcript file; invalid UTF-8 is replaced.
+
+    Read like a memory file (``memlab.workspace.read_file_bytes``): never through a
+    symlink, never blocking on a FIFO; raises ``MemoryFileError`` when unreadable.
+    """
+    from memlab.workspace import read_file_bytes
+
+    data, st = read_file_bytes(path)
+    raw = data.decode("utf-8", errors="replace")
     return "\n".join(transcript_lines(raw)), st.st_mtime, st.st_size

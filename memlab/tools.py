@@ -129,8 +129,19 @@ def resolve_memory_path(
     and is ``MEMORY.md``, ``memory.md``, ``dreams.md`` or under ``memory/``, or
     lies inside an extra path; it ends in ``.md``; no component from the
     workspace (or extra path) down is a symlink. Refused: empty or non-string
-    paths, NUL bytes, backslashes (Windows separators), ``..`` escapes.
+    paths, NUL bytes, backslashes (Windows separators), ``..`` escapes. Paths
+    are never URL-decoded: ``%2e%2e`` is a literal name, not a traversal.
     """
+    found = _resolve(workspace, path, extra_paths)
+    return None if found is None else (found[0], found[1])
+
+
+def _resolve(
+    workspace: str | os.PathLike[str],
+    path: str,
+    extra_paths: Sequence[str | os.PathLike[str]],
+) -> tuple[Path, str, Path] | None:
+    """(file, display path, folder the file is opened beneath) or None (see above)."""
     if not isinstance(path, str) or not path.strip() or "\x00" in path or "\\" in path:
         return None
     ws = Path(os.path.realpath(Path(workspace).expanduser()))
@@ -159,7 +170,10 @@ def resolve_memory_path(
         if _has_symlink(root, parts) or (is_extra and root.is_symlink()):
             return None
         display = Path(os.path.relpath(cand, ws)).as_posix()
-        return cand, display
+        # The read re-checks every folder below this one without following symlinks, so a
+        # folder swapped for a symlink after this check cannot redirect it.
+        beneath = root.parent if is_extra and rel == Path(".") else root
+        return cand, display, beneath
     return None
 
 
@@ -188,10 +202,10 @@ def memory_get(
     ``resolve_memory_path``) → ``{error: "path required", path}``; an
     unreadable or non-UTF-8 file → ``{error: <reason>, path}``.
     """
-    resolved = resolve_memory_path(workspace, path, extra_paths)
+    resolved = _resolve(workspace, path, extra_paths)
     if resolved is None:
         return {"error": PATH_REQUIRED, "path": path if isinstance(path, str) else ""}
-    abspath, display = resolved
+    abspath, display, beneath = resolved
     if from_ is not None and (isinstance(from_, bool) or not isinstance(from_, int) or from_ < 1):
         return {"error": "from must be an integer >= 1", "path": display}
     if lines is not None and (isinstance(lines, bool) or not isinstance(lines, int) or lines < 0):
@@ -199,7 +213,7 @@ def memory_get(
     if not os.path.lexists(abspath):
         return {"text": "", "path": display}
     try:
-        text = read_memory_file(abspath, display).text
+        text = read_memory_file(abspath, display, root=beneath).text
     except MemoryFileError as exc:
         return {"error": exc.reason, "path": display}
     if from_ is None and lines is None:

@@ -71,8 +71,9 @@ def watch(
 
     Debounce rule: a sync starts when the first pending event is at least
     ``settle_ms`` old and the latest at least ``debounce_ms`` old (OpenClaw:
-    1500/1500). Extra paths are watched too. A failing sync is reported and the
-    watcher keeps running (the next event retries).
+    1500/1500). Extra paths are watched too. A failing sync is reported and retried
+    after the same debounce (the watcher keeps running; the changes it missed are not
+    lost even when no further event comes).
     """
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
@@ -105,8 +106,11 @@ def watch(
     def run_sync() -> None:
         try:
             report = index.sync(progress=False)
-        except Exception as exc:  # keep watching; report and retry on next event
-            log(f"memlab watch: sync failed: {exc}")
+        except Exception as exc:  # keep watching; report and retry
+            log(f"memlab watch: sync failed (retrying after the debounce): {exc}")
+            # Re-arm: the changes that triggered this sync are still unindexed, and no
+            # further event may ever come for them (e.g. the writer lock was busy).
+            dirty.mark()
             return
         log(
             f"memlab watch: synced {report.files_changed} changed / {report.files_removed} removed"
@@ -115,7 +119,6 @@ def watch(
         if on_sync is not None:
             on_sync(report)
 
-    run_sync()
     observer = Observer()
     observer.schedule(Handler(), str(ws), recursive=True)
     for r in extra_roots:
@@ -123,6 +126,9 @@ def watch(
         if target.exists() and not _under(str(target), ws):
             observer.schedule(Handler(), str(target), recursive=True)
     observer.start()
+    # Sync only once events are being observed: an edit made during the first
+    # sync then still marks the index dirty.
+    run_sync()
     log(f"memlab watch: watching {ws} (Ctrl-C to stop)")
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     stop = stop or threading.Event()

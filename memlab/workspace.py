@@ -8,8 +8,11 @@ occurrence wins) and only ``.md`` files count.
 
 from __future__ import annotations
 
+import codecs
+import errno
 import hashlib
 import os
+import re
 import stat
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -97,19 +100,38 @@ def _is_real_dir(p: Path) -> bool:
 
 
 def _walk_md(folder: Path) -> Iterator[Path]:
-    """Yield ``*.md`` regular files under ``folder`` recursively, sorted, never via symlinks."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as exc:
-        warnings.warn(f"cannot list {folder}: {exc.strerror or exc}", stacklevel=3)
-        return
-    for entry in entries:
-        if entry.is_symlink():
+    """Yield ``*.md`` regular files under ``folder`` recursively, sorted, never via symlinks.
+
+    Depth-first in name order, with an explicit stack: a hostile tree nested thousands of
+    folders deep must not exhaust Python's recursion limit. A folder that cannot be listed
+    (permissions, removed meanwhile, path too long) is skipped with a ``UserWarning``.
+    """
+    stack: list[Iterator[os.DirEntry[str]]] = []
+
+    def listing(d: str) -> Iterator[os.DirEntry[str]]:
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            warnings.warn(f"cannot list {d}: {exc.strerror or exc}", stacklevel=4)
+            entries = []
+        return iter(entries)
+
+    stack.append(listing(str(folder)))
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
             continue
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk_md(Path(entry.path))
-        elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".md"):
-            yield Path(entry.path)
+        try:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(listing(entry.path))
+            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".md"):
+                yield Path(entry.path)
+        except OSError:  # vanished between listing and the type check
+            continue
 
 
 def discover_memory_files(
@@ -190,35 +212,142 @@ def _dedupe(paths: Iterable[Path], ws: Path) -> list[MemoryFile]:
     return out
 
 
-def read_memory_file(abspath: str | os.PathLike[str], display_path: str | None = None) -> FileText:
-    """Read a memory file as UTF-8 text with its sha256, mtime and size.
+# Byte-order marks of encodings memlab does not decode (UTF-32 first: its LE mark starts
+# with UTF-16's).
+_FOREIGN_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+_LONE_CR = re.compile(r"\r(?!\n)")
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
-    The file is opened with ``O_NOFOLLOW`` so a symlink swapped in after
-    discovery is refused. A UTF-8 byte-order mark is dropped from the text
-    (the hash is of the text as indexed). Raises ``MemoryFileError`` (with the
-    path and a reason) for a missing, unreadable, non-regular or non-UTF-8
-    file; callers report it and go on with the other files.
+
+def _open_error(name: str, exc: OSError, what: str = "file") -> MemoryFileError:
+    if exc.errno == errno.ENOENT:
+        return MemoryFileError(name, f"{what} vanished before it could be read")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return MemoryFileError(name, "permission denied")
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR) and what == "folder":
+        return MemoryFileError(name, "a folder on its path is a symlink (never followed)")
+    if exc.errno == errno.ELOOP:
+        return MemoryFileError(name, "is a symlink (never followed)")
+    return MemoryFileError(name, exc.strerror or str(exc))
+
+
+def _open_regular(
+    abspath: str | os.PathLike[str], name: str, root: str | os.PathLike[str] | None
+) -> int:
+    """Open a regular file read-only without following a symlink anywhere below ``root``.
+
+    With ``root``, every folder from ``root`` down is opened relative to its parent with
+    ``O_NOFOLLOW | O_DIRECTORY`` (``openat``), so a folder swapped for a symlink after
+    discovery cannot redirect the read outside the memory files; without it only the last
+    component is protected. The file itself is opened ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO
+    named ``*.md`` must not block the reader forever) and must be a regular file.
     """
-    name = display_path or str(abspath)
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    dir_fd: int | None = None
+    target: str | os.PathLike[str] = abspath
     try:
-        fd = os.open(abspath, flags)
-    except FileNotFoundError:
-        raise MemoryFileError(name, "file vanished before it could be read") from None
-    except PermissionError:
-        raise MemoryFileError(name, "permission denied") from None
-    except OSError as exc:
-        if exc.errno == getattr(__import__("errno"), "ELOOP", -1):
-            raise MemoryFileError(name, "is a symlink (never followed)") from None
-        raise MemoryFileError(name, exc.strerror or str(exc)) from None
-    try:
-        st = os.fstat(fd)
+        if root is not None:
+            try:
+                parts = Path(os.path.abspath(abspath)).relative_to(os.path.abspath(root)).parts
+            except ValueError:
+                raise MemoryFileError(name, "outside its memory root") from None
+            if not parts:
+                raise MemoryFileError(name, "not a regular file")
+            try:
+                dir_fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+                for part in parts[:-1]:
+                    nxt = os.open(
+                        part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=dir_fd
+                    )
+                    os.close(dir_fd)
+                    dir_fd = nxt
+            except OSError as exc:
+                raise _open_error(name, exc, "folder") from None
+            target = parts[-1]
+        try:
+            # lstat first: a device or FIFO is rejected before open() can touch it.
+            st = os.stat(target, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            raise _open_error(name, exc) from None
+        if stat.S_ISLNK(st.st_mode):
+            raise MemoryFileError(name, "is a symlink (never followed)")
         if not stat.S_ISREG(st.st_mode):
             raise MemoryFileError(name, "not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read()
+        flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+        try:
+            fd = os.open(target, flags, dir_fd=dir_fd)
+        except OSError as exc:
+            raise _open_error(name, exc) from None
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between the lstat and the open
+        os.close(fd)
+        raise MemoryFileError(name, "not a regular file")
+    return fd
+
+
+def read_file_bytes(
+    abspath: str | os.PathLike[str],
+    display_path: str | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file and its ``fstat`` taken before reading.
+
+    Never follows a symlink (see ``_open_regular``; with ``root`` none of the folders
+    below it either) and never blocks on a FIFO or device. The stat is taken before the
+    read so that a file growing meanwhile looks changed at the next sync, never the
+    reverse. Raises ``MemoryFileError`` with the path and a reason.
+    """
+    name = display_path or str(abspath)
+    fd = _open_regular(abspath, name, root)
+    try:
+        st = os.fstat(fd)
+        chunks = []
+        while True:
+            try:
+                block = os.read(fd, 1 << 20)
+            except OSError as exc:
+                raise MemoryFileError(name, exc.strerror or str(exc)) from None
+            if not block:
+                break
+            chunks.append(block)
     finally:
         os.close(fd)
+    return b"".join(chunks), st
+
+
+def decode_memory_text(data: bytes, name: str = "<bytes>") -> str:
+    """Decode a memory file's bytes: strict UTF-8, a UTF-8 byte-order mark dropped, lone
+    CR line ends (a CR not followed by LF) turned into LF.
+
+    CRLF is kept as is, as OpenClaw keeps it (lines split on ``\\n``; the CR stays at the
+    end of each line's text, which FTS5 and the embedders treat as whitespace). NUL bytes
+    are kept. Raises ``MemoryFileError`` for UTF-16/UTF-32 text (by byte-order mark, or a
+    BOM-less UTF-16 recognised by NUL bytes filling every other byte) and for any other
+    invalid UTF-8, naming the first bad byte.
+    """
+    for bom, enc in _FOREIGN_BOMS:
+        if data.startswith(bom):
+            raise MemoryFileError(
+                name,
+                f"{enc} text (byte-order mark {bom.hex(' ').upper()}), not UTF-8; memory files"
+                f" must be UTF-8 (convert with: iconv -f {enc} -t UTF-8)",
+            )
+    if b"\x00" in data and _looks_like_utf16(data):
+        raise MemoryFileError(
+            name,
+            "looks like UTF-16 without a byte-order mark (NUL in every other byte), not UTF-8;"
+            " memory files must be UTF-8 (convert with: iconv -f UTF-16LE -t UTF-8)",
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -227,4 +356,38 @@ def read_memory_file(abspath: str | os.PathLike[str], display_path: str | None =
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
+    if "\r" in text:
+        text = _LONE_CR.sub("\n", text)
+    return text
+
+
+def _looks_like_utf16(data: bytes) -> bool:
+    # ASCII-range UTF-16 has NUL in every other byte: >= 90 % of one parity, <= 10 % of the
+    # other, over the first 4 KiB. A crash-zeroed tail (NULs at both parities) does not match.
+    head = data[:4096]
+    if len(head) < 8:
+        return False
+    even, odd = head[0::2], head[1::2]
+    ze, zo = even.count(0) / len(even), odd.count(0) / len(odd)
+    return (ze >= 0.9 and zo <= 0.1) or (zo >= 0.9 and ze <= 0.1)
+
+
+def read_memory_file(
+    abspath: str | os.PathLike[str],
+    display_path: str | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+) -> FileText:
+    """Read a memory file as text with its sha256, mtime and size.
+
+    Reading: ``read_file_bytes`` (no symlink followed — with ``root``, no folder below
+    ``root`` either —, no FIFO or device, stat taken before the read). Decoding:
+    ``decode_memory_text`` (strict UTF-8, UTF-8 BOM dropped, lone CR → LF, CRLF and NUL
+    kept). ``hash`` is sha256 of the text as indexed. Raises ``MemoryFileError`` (with the
+    path and a reason) for a missing, unreadable, non-regular, UTF-16/32 or non-UTF-8
+    file; callers report it and go on with the other files.
+    """
+    name = display_path or str(abspath)
+    data, st = read_file_bytes(abspath, name, root=root)
+    text = decode_memory_text(data, name)
     return FileText(text=text, hash=sha256_text(text), mtime=st.st_mtime, size=st.st_size)

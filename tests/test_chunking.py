@@ -356,6 +356,40 @@ def test_heading_blank_line_break_depends_on_window() -> None:
     assert [(c.start_line, c.end_line) for c in far] == [(1, 10), (11, 12)]
 
 
+def test_heading_discount_trades_score_for_distance() -> None:
+    # maxChars 200; line 13 overflows at 199. "### B" is 93 chars back, "#### C" 47 back.
+    # W = 100: 80·(1 − 0.93²·0.7) ≈ 31.6 < 70·(1 − 0.47²·0.7) ≈ 59.2 → cut before C.
+    # W = 800: 79.2 > 69.9 → cut before B.
+    lines = ["### A", *[plain(i) for i in range(5)], "### B", plain(5), plain(6), "#### C"]
+    lines += [plain(7), plain(8), plain(9)]
+    text = "\n".join(lines)
+    near = chunk_headings(text, 50, 0, window=25)
+    wide = chunk_headings(text, 50, 0, window=200)
+    assert [(c.start_line, c.end_line, c.heading) for c in near] == [
+        (1, 9, "A"),
+        (10, 13, "B > C"),
+    ]
+    assert [(c.start_line, c.end_line, c.heading) for c in wide] == [(1, 6, "A"), (7, 13, "B")]
+
+
+def test_heading_overlap_stops_at_a_heading() -> None:
+    # window 10 keeps "### S" (86 chars back) out of reach, so the cut falls before line 11;
+    # walking back, the overlap takes lines 10..7 and the heading (86 <= 120), then stops
+    # rather than reaching into line 5 above the heading.
+    lines = [plain(i) for i in range(5)] + ["### S"] + [plain(i) for i in range(5, 12)]
+    chunks = chunk_headings("\n".join(lines), 50, 30, window=10)
+    assert [(c.start_line, c.end_line) for c in chunks][:2] == [(1, 10), (6, 13)]
+    assert chunks[1].text.startswith("### S\n") and chunks[1].heading == "S"
+
+
+def test_heading_long_line_pieces_leave_room_for_the_newline() -> None:
+    # maxChars 32: each piece weighs at most 31 so that piece + newline fits
+    chunks = chunk_headings("x" * 100, 8, 0)
+    assert [len(c.text) for c in chunks] == [31, 31, 31, 7]
+    assert all((c.start_line, c.end_line) == (1, 1) for c in chunks)
+    assert "".join(c.text for c in chunks) == "x" * 100
+
+
 def test_heading_overlap_whole_lines_within_budget() -> None:
     # 15 lines of cost 20, maxChars 200: ten lines, then carry 40 chars = two lines.
     lines = [plain(i) for i in range(15)]
@@ -530,6 +564,7 @@ def test_heading_never_cuts_a_fitting_fence(
 
 def test_line_chunker_keeps_list_continuations() -> None:
     text = "intro\n\n- item one\n  continued\n  - nested\n- item two\nplain\n   \n  indented\n1. x\n\ty"
+    text += "\n* z\n \n  w"
     got = [(c.start_line, c.end_line, c.text) for c in chunk_lines(text)]
     assert got == [
         (1, 1, "intro"),
@@ -538,10 +573,12 @@ def test_line_chunker_keeps_list_continuations() -> None:
         (7, 7, "plain"),
         (9, 9, "  indented"),
         (10, 11, "1. x\n\ty"),
+        (12, 12, "* z"),  # a whitespace-only line ends the item
+        (14, 14, "  w"),
     ]
 
 
-@PROPS
+@FEW
 @given(TEXT)
 def test_line_chunks_are_disjoint_exact_and_maximal(text: str) -> None:
     chunks = chunk_lines(text)

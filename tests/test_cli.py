@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -13,9 +15,30 @@ from tests.conftest import write
 MEMLAB = [sys.executable, "-m", "memlab.cli"]
 
 
-def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1")
-    proc = subprocess.run([*MEMLAB, *args], capture_output=True, text=True, env=env, timeout=300)
+def run(
+    *args: str, check: bool = True, subprocess_: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run the command line; in-process by default (fast), in a real subprocess on request.
+
+    A few tests go through a real ``python -m memlab.cli`` process, as a user would;
+    the rest call ``memlab.cli.main`` with redirected output, which exercises the
+    same argument parsing, dispatch and exit codes without the start-up cost.
+    """
+    if subprocess_:
+        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        proc = subprocess.run(
+            [*MEMLAB, *args], capture_output=True, text=True, env=env, timeout=300
+        )
+    else:
+        from memlab.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse errors and --version
+                code = exc.code if isinstance(exc.code, int) else 2
+        proc = subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
     if check and proc.returncode != 0:
         raise AssertionError(f"memlab {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc
@@ -24,8 +47,8 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 def test_version_and_help() -> None:
     from memlab import __version__
 
-    assert run("--version").stdout.strip() == f"memlab {__version__}"
-    out = run("--help").stdout
+    assert run("--version", subprocess_=True).stdout.strip() == f"memlab {__version__}"
+    out = run("--help", subprocess_=True).stdout
     for cmd in ("files", "chunk", "index", "status", "watch", "search", "get", "synth", "demo"):
         assert cmd in out
 
@@ -60,7 +83,17 @@ def test_index_status_search_get(small_workspace: Path) -> None:
     out = run("search", ws, "MEM-4821", "--embedder", "hashing", "--min-score", "0").stdout
     assert "memory/2026-03-20.md" in out
     res = json.loads(
-        run("search", ws, "MEM-4821", "--embedder", "hashing", "--json", "--min-score", "0").stdout
+        run(
+            "search",
+            ws,
+            "MEM-4821",
+            "--embedder",
+            "hashing",
+            "--json",
+            "--min-score",
+            "0",
+            subprocess_=True,
+        ).stdout
     )
     assert res["results"][0]["path"] == "memory/2026-03-20.md" and res["mode"] == "hybrid"
     ex = run(
@@ -85,5 +118,5 @@ def test_index_status_search_get(small_workspace: Path) -> None:
 
 
 def test_missing_workspace_is_clear_error(tmp_path: Path) -> None:
-    p = run("index", str(tmp_path / "nope"), "--embedder", "hashing", check=False)
+    p = run("index", str(tmp_path / "nope"), "--embedder", "hashing", check=False, subprocess_=True)
     assert p.returncode == 2 and "workspace not found" in p.stderr

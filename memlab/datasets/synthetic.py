@@ -39,8 +39,9 @@ import datetime as dt
 import json
 import math
 import random
-import shutil
 import string
+from bisect import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -84,10 +85,17 @@ class SynthConfig:
     def __post_init__(self) -> None:
         if isinstance(self.mix, str) or not isinstance(self.mix, tuple):
             # A list from a CLI or JSON is fine; keep the dataclass hashable.
-            object.__setattr__(self, "mix", tuple([self.mix] if isinstance(self.mix, str) else self.mix))
-        for name, low in (("days", 1), ("notes_per_day", 0), ("queries_per_type", 0),
-                          ("update_versions", 1), ("redundancy_copies", 1),
-                          ("distractors_per_fact", 0)):
+            object.__setattr__(
+                self, "mix", tuple([self.mix] if isinstance(self.mix, str) else self.mix)
+            )
+        for name, low in (
+            ("days", 1),
+            ("notes_per_day", 0),
+            ("queries_per_type", 0),
+            ("update_versions", 1),
+            ("redundancy_copies", 1),
+            ("distractors_per_fact", 0),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -96,7 +104,9 @@ class SynthConfig:
         try:
             dt.date.fromisoformat(self.end_date)
         except (TypeError, ValueError):
-            raise ValueError(f"end_date must be an ISO date YYYY-MM-DD, got {self.end_date!r}") from None
+            raise ValueError(
+                f"end_date must be an ISO date YYYY-MM-DD, got {self.end_date!r}"
+            ) from None
         for name in ("paraphrase_strength", "cjk_fraction"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -107,16 +117,21 @@ class SynthConfig:
         if len(set(self.mix)) != len(self.mix):
             raise ValueError(f"mix lists a phenomenon twice: {list(self.mix)}")
         if self.update_versions > lx.MAX_UPDATE_VERSIONS:
-            raise ValueError(f"update_versions must be <= {lx.MAX_UPDATE_VERSIONS}, "
-                             f"got {self.update_versions}")
+            raise ValueError(
+                f"update_versions must be <= {lx.MAX_UPDATE_VERSIONS}, got {self.update_versions}"
+            )
         if self.distractors_per_fact > lx.MAX_DISTRACTORS:
-            raise ValueError(f"distractors_per_fact must be <= {lx.MAX_DISTRACTORS}, "
-                             f"got {self.distractors_per_fact}")
+            raise ValueError(
+                f"distractors_per_fact must be <= {lx.MAX_DISTRACTORS}, "
+                f"got {self.distractors_per_fact}"
+            )
         # Versions and copies live on distinct days.
         for name, phen in (("update_versions", "update"), ("redundancy_copies", "redundancy")):
             if phen in self.mix and getattr(self, name) > self.days:
-                raise ValueError(f"{name} must be <= days ({self.days}) when {phen!r} is in mix, "
-                                 f"got {getattr(self, name)}")
+                raise ValueError(
+                    f"{name} must be <= days ({self.days}) when {phen!r} is in mix, "
+                    f"got {getattr(self, name)}"
+                )
 
     @property
     def start_date(self) -> dt.date:
@@ -135,42 +150,72 @@ def _rng(seed: int, stream: str) -> random.Random:
     return random.Random(f"memlab-synth|{seed}|{stream}")
 
 
-def _fields(template: str) -> tuple[str, ...]:
-    return tuple(f for _, f, _, _ in string.Formatter().parse(template) if f)
+def _positional(template: str) -> tuple[str, tuple[str, ...]]:
+    """``"a {x} b {y} {x}"`` → ``("a {0} b {1} {0}", ("x", "y"))`` (literal braces kept)."""
+    out, names = [], []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        out.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is not None:
+            if name not in names:
+                names.append(name)
+            out.append(f"{{{names.index(name)}}}")
+    return "".join(out), tuple(names)
 
 
 class _Slots:
-    """Random values for template slots; opaque tokens avoid the reserved set."""
+    """Random values for template slots; opaque tokens avoid the reserved set.
 
-    def __init__(self, rng: random.Random, team: list[str], reserved: set[str],
-                 pools: dict[str, list[str]]) -> None:
-        self.rng, self.team, self.reserved, self.pools = rng, team, reserved, pools
-        self.first = [p.split()[0] for p in team]
-        self.repos = [f"{p.lower()}-{s}" for p in lx.PROJECTS[:12] for s in ("web", "api")]
-        r = rng
-        self.gen = {
-            "time": lambda: f"{r.randrange(8, 18):02d}:{r.choice(('00', '15', '30', '45'))}",
-            "project": lambda: r.choice(lx.PROJECTS),
-            "P": lambda: r.choice(self.team),
-            "F": lambda: r.choice(self.first),
-            "component": lambda: r.choice(lx.COMPONENTS),
-            "vendor": lambda: r.choice(lx.VENDORS),
-            "weekday": lambda: r.choice(lx.WEEKDAYS),
-            "repo": lambda: r.choice(self.repos),
-            "topic": lambda: r.choice(lx.LUNCH_TOPICS),
-            "host": lambda: r.choice(lx.HOSTNAMES),
-            "cfg": lambda: r.choice(lx.CONFIG_VALUES),
-            "n": lambda: str(r.randrange(2, 400)),
-            "m": lambda: str(r.randrange(0, 12)),
-            "s": lambda: f"{r.randrange(10, 600) / 10:.1f}",
-            "pr": lambda: str(r.randrange(100, 2000)),
-            "p": lambda: r.choice(self.pools["cjk_team"]),
-            "proj": lambda: r.choice(lx.CJK_PROJECTS),
+    Hot path of the generator (one call per filler line): values are drawn with
+    ``int(random() * n)`` rather than ``choice``/``randrange`` (3-4x faster).
+    """
+
+    def __init__(
+        self, rng: random.Random, team: list[str], reserved: set[str], pools: dict[str, list[str]]
+    ) -> None:
+        self.rng, self.reserved, self.pools = rng, reserved, pools
+        rnd = self.rnd = rng.random
+        first = [p.split()[0] for p in team]
+        repos = [f"{p.lower()}-{s}" for p in lx.PROJECTS[:12] for s in ("web", "api")]
+
+        def pick(seq: Sequence[str]) -> Callable[[], str]:
+            n = len(seq)
+            return lambda: seq[int(rnd() * n)]
+
+        def num(low: int, high: int) -> Callable[[], str]:
+            return lambda: str(low + int(rnd() * (high - low)))
+
+        quarter = ("00", "15", "30", "45")
+        self.gen: dict[str, Callable[[], str]] = {
+            "time": lambda: f"{8 + int(rnd() * 10):02d}:{quarter[int(rnd() * 4)]}",
+            "project": pick(lx.PROJECTS),
+            "P": pick(team),
+            "F": pick(first),
+            "component": pick(lx.COMPONENTS),
+            "vendor": pick(lx.VENDORS),
+            "weekday": pick(lx.WEEKDAYS),
+            "repo": pick(repos),
+            "topic": pick(lx.LUNCH_TOPICS),
+            "host": pick(lx.HOSTNAMES),
+            "cfg": pick(lx.CONFIG_VALUES),
+            "n": num(2, 400),
+            "m": num(0, 12),
+            "pr": num(100, 2000),
+            "s": lambda: f"{(10 + int(rnd() * 590)) / 10:.1f}",
+            "p": pick(pools["cjk_team"]),
+            "proj": pick(lx.CJK_PROJECTS),
         }
+        self.ids = [self.compile(t.line) for t in lx.ID_TEMPLATES]
+        self.filler = {sec: [self.compile(t) for t in ts] for sec, ts in lx.FILLER.items()}
+        self.cjk = [self.compile(t) for t in lx.CJK_FILLER]
+
+    def compile(self, template: str) -> tuple[str, list[Callable[[], str] | None]]:
+        """Positional template plus one value generator per slot (None for ``tok``)."""
+        text, names = _positional(template)
+        return text, [None if n == "tok" else self.gen[n] for n in names]
 
     def token(self, kind: str) -> str:
         """A token of ``kind`` that is not reserved by a question."""
-        r = self.rng
+        r, rnd = self.rng, self.rnd
         while True:
             if kind == "commit":
                 tok = f"{r.getrandbits(28):07x}"
@@ -178,20 +223,18 @@ class _Slots:
                 if sum(c.isdigit() for c in tok) < 2 or tok.isdigit():
                     continue
             elif kind == "ticket":
-                tok = f"{r.choice(lx.TICKET_KEYS)}-{r.randrange(1000, 10000)}"
+                key = lx.TICKET_KEYS[int(rnd() * len(lx.TICKET_KEYS))]
+                tok = f"{key}-{1000 + int(rnd() * 9000)}"
             else:
-                tok = r.choice(self.pools[kind])
+                pool = self.pools[kind]
+                tok = pool[int(rnd() * len(pool))]
             if tok not in self.reserved:
                 return tok
 
-    def fill(self, template: str, names: tuple[str, ...], **given: str) -> str:
-        values = {n: given[n] if n in given else self.gen[n]() for n in names}
-        return template.format(**values)
-
-
-_ID_FIELDS = [_fields(t.line) for t in lx.ID_TEMPLATES]
-_FILLER = {sec: [(t, _fields(t)) for t in ts] for sec, ts in lx.FILLER.items()}
-_CJK_FILLER = [(t, _fields(t)) for t in lx.CJK_FILLER]
+    @staticmethod
+    def fill(compiled: tuple[str, list[Callable[[], str] | None]], tok: str = "") -> str:
+        text, gens = compiled
+        return text.format(*[tok if g is None else g() for g in gens])
 
 
 class _Build:
@@ -210,8 +253,12 @@ class _Build:
         self.services = services
         self.pools: dict[str, list[str]] = {
             "env": [f"OPENCLAW_{a}_{b}" for a in lx.ENV_A for b in lx.ENV_B],
-            "config": [f"{n}.{g}.{leaf}" for n in lx.CONFIG_NS for g in lx.CONFIG_GROUP
-                       for leaf in lx.CONFIG_LEAF],
+            "config": [
+                f"{n}.{g}.{leaf}"
+                for n in lx.CONFIG_NS
+                for g in lx.CONFIG_GROUP
+                for leaf in lx.CONFIG_LEAF
+            ],
             "symbol": [v + n for v in lx.SYMBOL_VERBS for n in lx.SYMBOL_NOUNS],
             "error": list(lx.ERRORS),
             "cjk_team": cjk[:30],
@@ -242,6 +289,23 @@ class _Build:
         if memory_share and rng.random() < memory_share:
             return _MEMORY_DAY
         return rng.randrange(self.cfg.days)
+
+
+def _other_days(rng: random.Random, days: int, exclude: set[int], k: int) -> list[int]:
+    """``k`` days outside ``exclude``, distinct while there are enough; O(k) expected.
+
+    Falls back to any days outside ``exclude`` (repeats allowed), then to any day.
+    """
+    free = days - len(exclude)
+    if free >= k:
+        out: list[int] = []
+        while len(out) < k:
+            d = rng.randrange(days)
+            if d not in exclude and d not in out:
+                out.append(d)
+        return out
+    pool = [d for d in range(days) if d not in exclude] or list(range(days))
+    return [rng.choice(pool) for _ in range(k)]
 
 
 def _daily_section(memory_section: str) -> str:
@@ -293,7 +357,7 @@ def _exact(b: _Build, n: int) -> None:
         b.reserved.add(tok)
         ti = rng.choice(by_kind[kind])
         t = lx.ID_TEMPLATES[ti]
-        text = slots.fill(t.line, _ID_FIELDS[ti], tok=tok)
+        text = slots.fill(slots.ids[ti], tok)
         note = b.note(b.day(rng), "Log", text)
         b.ask("exact", t.query.format(tok=tok), tok, [(note, "", text)])
 
@@ -307,8 +371,11 @@ def _exact_budget(pools: dict[str, list[str]], n: int) -> dict[str, int]:
 def _update(b: _Build, n: int) -> None:
     rng = _rng(b.cfg.seed, "update")
     v = b.cfg.update_versions
-    combos = [(a, e) for a, attr in enumerate(lx.UPDATE_ATTRS)
-              for e in (b.team if attr.entity == "person" else lx.PROJECTS)]
+    combos = [
+        (a, e)
+        for a, attr in enumerate(lx.UPDATE_ATTRS)
+        for e in (b.team if attr.entity == "person" else lx.PROJECTS)
+    ]
     for a, entity in rng.sample(combos, n):
         attr = lx.UPDATE_ATTRS[a]
         key = "P" if attr.entity == "person" else "project"
@@ -317,30 +384,37 @@ def _update(b: _Build, n: int) -> None:
         section = "Notes" if attr.entity == "person" else "Decisions"
         lines = [attr.note.format(**{key: entity}, v=val) for val in values]
         notes = [b.note(d, section, text) for d, text in zip(days, lines, strict=True)]
-        qid = b.ask("update", attr.query.format(**{key: entity}), values[-1],
-                    [(notes[-1], "", lines[-1])])
-        b.negatives.extend((qid, nt, "stale", text) for nt, text in zip(notes[:-1], lines[:-1], strict=True))
+        qid = b.ask(
+            "update", attr.query.format(**{key: entity}), values[-1], [(notes[-1], "", lines[-1])]
+        )
+        b.negatives.extend(
+            (qid, nt, "stale", text) for nt, text in zip(notes[:-1], lines[:-1], strict=True)
+        )
 
 
 def _distractor(b: _Build, n: int) -> None:
     rng = _rng(b.cfg.seed, "distractor")
     d = b.cfg.distractors_per_fact
-    combos = [(f, p) for f in range(len(lx.FAMILIES)) for p in b.team]
-    for f, person in rng.sample(combos, n):
-        fam = lx.FAMILIES[f]
+    # One question per person, so the only same-person lines are its distractors.
+    for person in rng.sample(b.team, n):
+        fam = lx.FAMILIES[rng.randrange(len(lx.FAMILIES))]
         picked = rng.sample(range(len(fam.attrs)), d + 1)
         slug = person.split()[0].lower()
-        lines = []
+        lines, answer = [], ""
         for ai in picked:
             attr, values = fam.attrs[ai]
-            lines.append(fam.note.format(P=person, attr=attr, v=rng.choice(values).format(slug=slug)))
+            value = rng.choice(values).format(slug=slug)
+            answer = answer or value
+            lines.append(fam.note.format(P=person, attr=attr, v=value))
         fact_day = rng.randrange(b.cfg.days)
-        others = [x for x in range(b.cfg.days) if x != fact_day] or [fact_day]
-        ddays = rng.sample(others, d) if len(others) >= d else [rng.choice(others) for _ in range(d)]
+        ddays = _other_days(rng, b.cfg.days, {fact_day}, d)
         note = b.note(fact_day, "Notes", lines[0])
-        answer = lines[0].rsplit(" is a ", 1)[-1].rsplit(" is ", 1)[-1].rsplit(": ", 1)[-1]
-        qid = b.ask("distractor", fam.query.format(P=person, attr=fam.attrs[picked[0]][0]), answer,
-                    [(note, "", lines[0])])
+        qid = b.ask(
+            "distractor",
+            fam.query.format(P=person, attr=fam.attrs[picked[0]][0]),
+            answer,
+            [(note, "", lines[0])],
+        )
         for day, text in zip(ddays, lines[1:], strict=True):
             b.negatives.append((qid, b.note(day, "Notes", text), "distractor", text))
 
@@ -348,21 +422,30 @@ def _distractor(b: _Build, n: int) -> None:
 def _redundancy(b: _Build, n: int) -> None:
     rng = _rng(b.cfg.seed, "redundancy")
     c = b.cfg.redundancy_copies
-    combos = [(t, p) for t in range(len(lx.REDUNDANCY_TOPICS)) for p in lx.PROJECTS]
-    for t, project in rng.sample(combos, n):
+    topics = rng.sample(range(len(lx.REDUNDANCY_TOPICS)), len(lx.REDUNDANCY_TOPICS))
+    # Topics rotate fastest, so two questions share a topic (and look alike)
+    # only once every topic is in use; each topic walks its own project order.
+    orders = [rng.sample(lx.PROJECTS, len(lx.PROJECTS)) for _ in topics]
+    for i in range(n):
+        t = topics[i % len(topics)]
         topic, templates = lx.REDUNDANCY_TOPICS[t]
+        project = orders[t][i // len(topics)]
         first = rng.choice(b.team).split()[0]
         facts = [tpl.format(project=project, F=first) for tpl in templates]
         copy_days = rng.sample(range(b.cfg.days), c)
-        rest = [x for x in range(b.cfg.days) if x not in set(copy_days)] or list(range(b.cfg.days))
+        others = _other_days(rng, b.cfg.days, set(copy_days), len(facts) - 1)
         spans = []
         for k, day in enumerate(copy_days):
             wrapper = lx.COPY_WRAPPERS[k % len(lx.COPY_WRAPPERS)]
             spans.append((b.note(day, "Notes", wrapper.format(facts[0])), "f0", facts[0]))
-        for j, fact in enumerate(facts[1:], 1):
-            spans.append((b.note(rng.choice(rest), "Notes", fact), f"f{j}", fact))
-        b.ask("redundancy", lx.REDUNDANCY_QUERY.format(project=project, topic=topic),
-              "; ".join(facts), spans)
+        for j, (fact, day) in enumerate(zip(facts[1:], others, strict=True), 1):
+            spans.append((b.note(day, "Notes", fact), f"f{j}", fact))
+        b.ask(
+            "redundancy",
+            lx.REDUNDANCY_QUERY.format(project=project, topic=topic),
+            "; ".join(facts),
+            spans,
+        )
 
 
 def _multi_pools(b: _Build) -> list[list[Any]]:
@@ -453,7 +536,7 @@ def capacity(config: SynthConfig) -> dict[str, int]:
 
     paraphrase: lexicon entries; exact: unbounded (fresh hashes and ticket IDs),
     reported as ``queries_per_type``; update: (person or project, attribute)
-    pairs; distractor: (person, attribute family) pairs; redundancy: (project,
+    pairs; distractor: people (one question each); redundancy: (project,
     topic) pairs; multi: the four templates' disjoint entity pools; cjk:
     (person, fact) pairs. The count made is ``min(queries_per_type, capacity)``.
     """
@@ -464,15 +547,20 @@ def capacity(config: SynthConfig) -> dict[str, int]:
         "exact": config.queries_per_type,
         "update": sum(team if a.entity == "person" else len(lx.PROJECTS) for a in lx.UPDATE_ATTRS),
         "redundancy": len(lx.REDUNDANCY_TOPICS) * len(lx.PROJECTS),
-        "distractor": len(lx.FAMILIES) * team,
+        "distractor": team,
         "multi": sum(len(p) for p in _multi_pools(b)),
         "cjk": len(lx.CJK_FACTS) * len(b.pools["cjk_team"]),
     }
 
 
-def _render(title: list[str], sections: tuple[str, ...], items: dict[str, list[str | int]],
-            notes: list[tuple[int, str, str]], path: str,
-            where: list[tuple[str, int] | None]) -> str:
+def _render(
+    title: list[str],
+    sections: tuple[str, ...],
+    items: dict[str, list[str | int]],
+    notes: list[tuple[int, str, str]],
+    path: str,
+    where: list[tuple[str, int] | None],
+) -> str:
     """Markdown text of one file; records (path, line) of every placed note in ``where``."""
     lines = list(title)
     for sec in sections:
@@ -492,8 +580,33 @@ def _render(title: list[str], sections: tuple[str, ...], items: dict[str, list[s
     return "\n".join(lines)
 
 
-def _write_workspace(b: _Build, ws: Path) -> tuple[list[tuple[str, int] | None], int, int]:
-    """Write MEMORY.md and the daily logs; returns note locations, file and line counts."""
+def _filler_day(slots: _Slots, n: int, cjk_share: float) -> dict[str, list[str | int]]:
+    """``n`` background lines of one daily log, by section (see ``lexicon.FILLER``)."""
+    rnd, token, fill = slots.rnd, slots.token, slots.fill
+    items: dict[str, list[str | int]] = {s: [] for s in lx.DAILY_SECTIONS}
+    for _ in range(n):
+        if cjk_share and rnd() < cjk_share:
+            items["Notes"].append("- " + fill(slots.cjk[int(rnd() * len(slots.cjk))]))
+            continue
+        sec = _SECTIONS[bisect(_CUM_WEIGHTS, rnd() * _CUM_WEIGHTS[-1])]
+        if sec == "Log" and rnd() < lx.ID_SHARE_OF_LOG:
+            ti = int(rnd() * len(slots.ids))
+            text = fill(slots.ids[ti], token(lx.ID_TEMPLATES[ti].kind))
+        else:
+            templates = slots.filler[sec]
+            text = fill(templates[int(rnd() * len(templates))])
+        items[sec].append("- " + text)
+    return items
+
+
+_SECTIONS = list(lx.FILLER_SECTION_WEIGHTS)
+_CUM_WEIGHTS = [
+    sum(list(lx.FILLER_SECTION_WEIGHTS.values())[: i + 1]) for i in range(len(_SECTIONS))
+]
+
+
+def _write_workspace(b: _Build, ws: Path) -> tuple[list[tuple[str, int] | None], list[str], int]:
+    """Write the daily logs and MEMORY.md; returns note locations, paths written, lines."""
     cfg = b.cfg
     frng, prng, mrng = (_rng(cfg.seed, s) for s in ("filler", "place", "memory"))
     slots = _Slots(frng, b.team, b.reserved, b.pools)
@@ -501,10 +614,7 @@ def _write_workspace(b: _Build, ws: Path) -> tuple[list[tuple[str, int] | None],
     by_day: dict[int, list[int]] = {}
     for i, (day, _, _) in enumerate(b.notes):
         by_day.setdefault(day, []).append(i)
-    secs = list(lx.FILLER_SECTION_WEIGHTS)
-    cum = [sum(list(lx.FILLER_SECTION_WEIGHTS.values())[: i + 1]) for i in range(len(secs))]
     cjk_share = cfg.cjk_fraction if "cjk" in cfg.mix else 0.0
-    n_ids = len(lx.ID_TEMPLATES)
 
     def place(items: dict[str, list[str | int]], day: int) -> None:
         for ni in by_day.get(day, []):
@@ -512,63 +622,68 @@ def _write_workspace(b: _Build, ws: Path) -> tuple[list[tuple[str, int] | None],
             lst.insert(prng.randrange(len(lst) + 1), ni)
 
     (ws / "memory").mkdir(parents=True, exist_ok=True)
-    total = 0
+    written, total = [], 0
     for day in range(cfg.days):
-        items: dict[str, list[str | int]] = {s: [] for s in lx.DAILY_SECTIONS}
-        for _ in range(cfg.notes_per_day):
-            if cjk_share and frng.random() < cjk_share:
-                t, names = frng.choice(_CJK_FILLER)
-                items["Notes"].append("- " + slots.fill(t, names))
-                continue
-            sec = frng.choices(secs, cum_weights=cum)[0]
-            if sec == "Log" and frng.random() < lx.ID_SHARE_OF_LOG:
-                ti = frng.randrange(n_ids)
-                tok = slots.token(lx.ID_TEMPLATES[ti].kind)
-                text = slots.fill(lx.ID_TEMPLATES[ti].line, _ID_FIELDS[ti], tok=tok)
-            else:
-                t, names = frng.choice(_FILLER[sec])
-                text = slots.fill(t, names)
-            items[sec].append("- " + text)
+        items = _filler_day(slots, cfg.notes_per_day, cjk_share)
         place(items, day)
         date = (cfg.start_date + dt.timedelta(days=day)).isoformat()
         path = f"memory/{date}.md"
         text = _render([f"# {date}", ""], lx.DAILY_SECTIONS, items, b.notes, path, where)
         (ws / path).write_text(text, encoding="utf-8", newline="\n")
+        written.append(path)
         total += text.count("\n")
 
     mem: dict[str, list[str | int]] = {s: [] for s in lx.MEMORY_SECTIONS}
     for sec, lines in lx.MEMORY_STATIC.items():
         mem[sec].extend("- " + x for x in lines)
     for person in b.team[:12]:
-        mem["People"].append(f"- {person}: {mrng.choice(lx.ROLES)}, works on {mrng.choice(lx.PROJECTS)}")
+        mem["People"].append(
+            f"- {person}: {mrng.choice(lx.ROLES)}, works on {mrng.choice(lx.PROJECTS)}"
+        )
     for project in lx.PROJECTS[:10]:
         mem["Projects"].append(f"- {project}: {mrng.choice(lx.PROJECT_BLURBS)}")
     place(mem, _MEMORY_DAY)
-    intro = ("Long-term memory: durable preferences, people, projects and infrastructure. "
-             "Day-to-day detail lives in memory/YYYY-MM-DD.md.")
-    text = _render(["# MEMORY", "", intro, ""], lx.MEMORY_SECTIONS, mem, b.notes, MEMORY_PATH, where)
+    intro = (
+        "Long-term memory: durable preferences, people, projects and infrastructure. "
+        "Day-to-day detail lives in memory/YYYY-MM-DD.md."
+    )
+    text = _render(
+        ["# MEMORY", "", intro, ""], lx.MEMORY_SECTIONS, mem, b.notes, MEMORY_PATH, where
+    )
     (ws / MEMORY_PATH).write_text(text, encoding="utf-8", newline="\n")
-    total += text.count("\n")
-    return where, cfg.days + 1, total
+    written.append(MEMORY_PATH)
+    return where, written, total + text.count("\n")
 
 
-def _prepare(out: Path, ws: Path, overwrite: bool) -> None:
+def _previous_files(out: Path, ws: Path, overwrite: bool) -> set[Path]:
+    """Markdown files of an earlier synthetic workspace at ``ws`` (to prune after writing).
+
+    Rewriting a file in place is much cheaper than deleting and re-creating it,
+    so files are overwritten and only those not written again are removed.
+    Raises ``FileExistsError`` for a non-empty ``ws`` unless ``overwrite`` and
+    ``out/dataset.json`` names this generator.
+    """
     if not (ws.is_dir() and any(ws.iterdir())):
-        return
+        return set()
     if not overwrite:
-        raise FileExistsError(f"{ws} is not empty; pass overwrite=True to replace a synthetic workspace")
+        raise FileExistsError(
+            f"{ws} is not empty; pass overwrite=True to replace a synthetic workspace"
+        )
     try:
         generator = json.loads((out / "dataset.json").read_text())["info"]["generator"]
     except (OSError, ValueError, KeyError, TypeError):
         generator = None
     if generator != GENERATOR:
-        raise FileExistsError(f"refusing to delete {ws}: {out / 'dataset.json'} does not name "
-                              f"{GENERATOR} as its generator")
-    shutil.rmtree(ws)
+        raise FileExistsError(
+            f"refusing to overwrite {ws}: {out / 'dataset.json'} does not name "
+            f"{GENERATOR} as its generator"
+        )
+    return {p for p in ws.rglob("*.md") if p.is_file() and not p.is_symlink()}
 
 
-def generate(config: SynthConfig | None, out_dir: str | Path, *, overwrite: bool = False,
-             **overrides: Any) -> Dataset:
+def generate(
+    config: SynthConfig | None, out_dir: str | Path, *, overwrite: bool = False, **overrides: Any
+) -> Dataset:
     """Write a synthetic workspace with questions and evidence; return its ``Dataset``.
 
     ``overrides`` replace fields of ``config`` (``SynthConfig()`` when None). Per
@@ -584,14 +699,16 @@ def generate(config: SynthConfig | None, out_dir: str | Path, *, overwrite: bool
         cfg = replace(cfg, **overrides)
     out = Path(out_dir).expanduser()
     ws = out / "workspace"
-    _prepare(out, ws, overwrite)
+    previous = _previous_files(out, ws, overwrite)
     b = _Build(cfg)
     caps = capacity(cfg)
     counts = {}
     for cat in cfg.mix:
         counts[cat] = min(cfg.queries_per_type, caps[cat])
         _GENERATORS[cat](b, counts[cat])
-    where, n_files, n_lines = _write_workspace(b, ws)
+    where, written, n_lines = _write_workspace(b, ws)
+    for stale in previous - {ws / p for p in written}:
+        stale.unlink()
 
     now = cfg.now
     queries = pd.DataFrame(
@@ -602,8 +719,10 @@ def generate(config: SynthConfig | None, out_dir: str | Path, *, overwrite: bool
     for qid, note, span_id, sub, fact in b.spans:
         path, line = where[note]  # type: ignore[misc]
         rows.append((qid, path, line, line, 1, span_id, sub, fact))
-    evidence = pd.DataFrame(rows, columns=["qid", "path", "start_line", "end_line", "grade",
-                                           "span_id", "subtopic", "fact"])
+    evidence = pd.DataFrame(
+        rows,
+        columns=["qid", "path", "start_line", "end_line", "grade", "span_id", "subtopic", "fact"],
+    )
     info = {
         "generator": GENERATOR,
         "format_version": FORMAT_VERSION,
@@ -611,7 +730,7 @@ def generate(config: SynthConfig | None, out_dir: str | Path, *, overwrite: bool
         "counts": counts,
         "capacity": {c: caps[c] for c in cfg.mix},
         "now": dt.datetime.fromtimestamp(now, dt.UTC).isoformat().replace("+00:00", "Z"),
-        "files": n_files,
+        "files": len(written),
         "lines": n_lines,
         "team_size": len(b.team),
         "negatives": "negatives.jsonl",
@@ -621,8 +740,14 @@ def generate(config: SynthConfig | None, out_dir: str | Path, *, overwrite: bool
     with (out / "negatives.jsonl").open("w", encoding="utf-8", newline="\n") as fh:
         for qid, note, kind, fact in b.negatives:
             path, line = where[note]  # type: ignore[misc]
-            row = {"qid": qid, "path": path, "start_line": line, "end_line": line,
-                   "kind": kind, "fact": fact}
+            row = {
+                "qid": qid,
+                "path": path,
+                "start_line": line,
+                "end_line": line,
+                "kind": kind,
+                "fact": fact,
+            }
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return ds
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.eval.experiment import metric_depth
+from memlab.eval.fastsweep import fast_path_reason, score_settings
 from memlab.eval.significance import bootstrap_ci_many
 
 if TYPE_CHECKING:
@@ -215,16 +216,22 @@ def sweep(
         if not train_ids or not test_ids:
             raise ValueError("the train/test split left one side empty")
     t1 = time.perf_counter()
-    values = {m: np.empty((len(systems), len(qids))) for m in metrics}
-    iterator: Any = systems
-    if progress:
-        from tqdm.auto import tqdm
+    # Settings that differ only in weights / RRF k / threshold are ranked and
+    # scored together (identical values, see memlab.eval.fastsweep); others one by one.
+    reason = fast_path_reason(lc.cs, systems)
+    if reason is None:
+        values, _ = score_settings(lc, systems, metrics)
+    else:
+        values = {m: np.empty((len(systems), len(qids))) for m in metrics}
+        iterator: Any = systems
+        if progress:
+            from tqdm.auto import tqdm
 
-        iterator = tqdm(systems, desc="sweep", unit="setting")
-    for i, s in enumerate(iterator):
-        out = lc.score(s, metrics)
-        for m in metrics:
-            values[m][i] = out[m]
+            iterator = tqdm(systems, desc="sweep", unit="setting")
+        for i, s in enumerate(iterator):
+            out = lc.score(s, metrics)
+            for m in metrics:
+                values[m][i] = out[m]
     t_score = time.perf_counter() - t1
     tr_mask = keep.copy() if train_ids is None else np.isin(qids, train_ids)
     te_mask = None if test_ids is None else np.isin(qids, test_ids)
@@ -244,5 +251,11 @@ def sweep(
         train=train_ids,
         test=test_ids,
         seconds=time.perf_counter() - t0,
-        info={"score_seconds": t_score, "settings": len(systems), "queries": int(keep.sum())},
+        info={
+            "score_seconds": t_score,
+            "settings": len(systems),
+            "queries": int(keep.sum()),
+            "path": "fast" if reason is None else "loop",
+            "fast_path_reason": reason,
+        },
     )

@@ -1,0 +1,285 @@
+"""Shared helpers of the benchmark scripts: machine description, repeats, tables, JSON.
+
+Every script under ``benchmarks/`` prints a table and, with ``--json PATH``,
+writes ``{"benchmark", "machine", "memlab_version", "inputs", "results"}``
+where every timing is ``{"min", "median", "max", "n"}`` over repeats.
+``--quick`` sizes a script to about a minute on a 2-core machine.
+
+``random_lab_candidates`` builds a document-level candidate set with random
+leg scores (no index, no text), used by the sweep benchmark and the CI
+guards: every candidate is its own chunk and its own evidence unit, so
+memlab's span metrics equal ranx's document metrics on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------ command line
+def parser(description: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every benchmark takes."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true", help="sizes that finish in about a minute")
+    p.add_argument("--json", metavar="PATH", help="write every figure as JSON here")
+    p.add_argument("--repeats", type=int, default=None, help="repeats per measurement")
+    return p
+
+
+# ------------------------------------------------------------------ the machine
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on: CPU, cores, memory, load, library versions."""
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+                break
+    except OSError:
+        pass
+    versions = {"python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("faiss", "sqlite_vec", "ranx", "torch"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            versions[mod] = str(getattr(m, "__version__", "?"))
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": mem_gb,
+        "platform": platform.platform(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "versions": versions,
+    }
+
+
+def memlab_version() -> str:
+    from memlab import __version__
+
+    return __version__
+
+
+# ------------------------------------------------------------------ measuring
+def stats(values: Sequence[float]) -> dict[str, float]:
+    """min / median / max / n of repeated measurements (empty → NaNs, n 0)."""
+    v = [float(x) for x in values]
+    if not v:
+        return {"min": float("nan"), "median": float("nan"), "max": float("nan"), "n": 0}
+    return {"min": min(v), "median": statistics.median(v), "max": max(v), "n": len(v)}
+
+
+def repeat(fn: Callable[[], Any], repeats: int, *, warmup: int = 1) -> list[float]:
+    """Wall-clock seconds of ``repeats`` calls of ``fn`` after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(repeats):
+        gc.collect()
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux ru_maxrss is KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def rss_mb() -> float:
+    """Current resident set size in MiB (from /proc; NaN where unavailable)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+# ------------------------------------------------------------------ output
+def fmt(x: Any, digits: int = 3) -> str:
+    if isinstance(x, dict) and "median" in x:
+        return f"{x['median']:.{digits}g} [{x['min']:.{digits}g}–{x['max']:.{digits}g}]"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> None:
+    """A plain-text table (timings shown as median [min–max])."""
+    if not rows:
+        print("(no rows)")
+        return
+    cols = list(columns or rows[0].keys())
+    cells = [[fmt(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    print("  ".join("-" * w for w in widths))
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+
+
+def report(
+    name: str, args: argparse.Namespace, inputs: dict[str, Any], results: dict[str, Any]
+) -> dict[str, Any]:
+    """The benchmark's JSON document; written to ``args.json`` when given."""
+    doc = {
+        "benchmark": name,
+        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "machine": machine(),
+        "memlab_version": memlab_version(),
+        "quick": bool(getattr(args, "quick", False)),
+        "inputs": inputs,
+        "results": results,
+    }
+    if getattr(args, "json", None):
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=2, default=_plain) + "\n")
+        print(f"wrote {path}")
+    return doc
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
+
+
+# ------------------------------------------------------------------ data
+def random_lab_candidates(
+    n_queries: int = 1000,
+    depth: int = 50,
+    *,
+    overlap: float = 0.3,
+    relevant: tuple[int, int] = (1, 3),
+    seed: int = 0,
+) -> Any:
+    """A document-level ``LabCandidates`` with random leg scores (no index, no text).
+
+    Per query: ``depth`` vector hits (cosine, descending) and ``depth``
+    keyword hits (FTS5-style negative bm25, best first) over a private pool of
+    documents; a share ``overlap`` of the keyword hits are also vector hits.
+    1–3 documents per query are relevant; each relevant document gets a boost
+    in one or both legs, so that fusion weights matter. Every document is its
+    own one-line chunk and evidence span (grade 1), hence memlab's span metrics
+    are the standard document metrics. Deterministic for a seed.
+    Returns the ``LabCandidates``; ``.extra`` holds the ranx-style dicts
+    ``qrels``, ``vector_run`` and ``text_run`` (bm25 mapped as OpenClaw).
+    """
+    import pandas as pd
+
+    from memlab.candidates import CandidateSet, _merge_row
+    from memlab.eval.lab import LabCandidates
+    from memlab.eval.relevance import candidate_coverage, span_table
+    from memlab.fusion import bm25_rank_to_score
+    from memlab.index import ChunkTable
+
+    rng = np.random.default_rng(seed)
+    pool = 2 * depth
+    n_docs = n_queries * pool
+    rows = []
+    ev_rows = []
+    qrels: dict[str, dict[str, int]] = {}
+    vrun: dict[str, dict[str, float]] = {}
+    trun: dict[str, dict[str, float]] = {}
+    paths = np.array([f"q{q}/d{j}.md" for q in range(n_queries) for j in range(pool)], dtype=object)
+    for q in range(n_queries):
+        base = q * pool
+        n_rel = int(rng.integers(relevant[0], relevant[1] + 1))
+        rel = rng.choice(pool, size=n_rel, replace=False)
+        vec = rng.beta(2, 5, size=pool) * 0.8
+        txt = rng.gamma(2.0, 2.0, size=pool)
+        for d in rel:
+            leg = rng.integers(0, 3)  # 0 vector, 1 keyword, 2 both
+            if leg in (0, 2):
+                vec[d] += rng.uniform(0.05, 0.3)
+            if leg in (1, 2):
+                txt[d] += rng.uniform(1.0, 6.0)
+        v_docs = np.argsort(-vec, kind="stable")[:depth]
+        n_shared = int(round(overlap * depth))
+        shared = rng.choice(v_docs, size=n_shared, replace=False)
+        others = np.setdiff1d(np.arange(pool), v_docs)
+        k_docs = np.concatenate([shared, others[: depth - n_shared]])
+        k_docs = k_docs[np.argsort(-txt[k_docs], kind="stable")]
+        rows.append(
+            _merge_row(base + v_docs, vec[v_docs].astype(float), base + k_docs, -txt[k_docs])
+        )
+        qid = f"q{q}"
+        qrels[qid] = {f"q{q}/d{d}.md": 1 for d in rel}
+        vrun[qid] = {f"q{q}/d{d}.md": float(vec[d]) for d in v_docs}
+        trun[qid] = {f"q{q}/d{d}.md": bm25_rank_to_score(-float(txt[d])) for d in k_docs}
+        ev_rows.extend((qid, f"q{q}/d{d}.md", 1, 1) for d in rel)
+    width = max(len(r[0]) for r in rows)
+    pos = np.full((n_queries, width), -1, dtype=np.int64)
+    vs = np.full((n_queries, width), np.nan)
+    tr = np.full((n_queries, width), np.nan)
+    vr = np.full((n_queries, width), -1, dtype=np.int64)
+    kr = np.full((n_queries, width), -1, dtype=np.int64)
+    for i, (p, v, t, a, b) in enumerate(rows):
+        n = len(p)
+        pos[i, :n], vs[i, :n], tr[i, :n], vr[i, :n], kr[i, :n] = p, v, t, a, b
+    table = ChunkTable(
+        rowids=np.arange(n_docs, dtype=np.int64),
+        ids=paths.copy(),
+        paths=paths,
+        sources=np.full(n_docs, "memory", dtype=object),
+        start_lines=np.ones(n_docs, dtype=np.int64),
+        end_lines=np.ones(n_docs, dtype=np.int64),
+        mtimes=np.zeros(n_docs),
+        vectors=np.zeros((n_docs, 1), dtype=np.float32),
+    )
+    qids = [f"q{q}" for q in range(n_queries)]
+    cs = CandidateSet(
+        qids=qids,
+        queries=qids,
+        pos=pos,
+        vec_score=vs,
+        text_raw=tr,
+        vec_rank=vr,
+        text_rank=kr,
+        table=table,
+        depth=depth,
+    )
+    evidence = pd.DataFrame(ev_rows, columns=["qid", "path", "start_line", "end_line"])
+    vocab = paths.tolist()
+    spans = span_table(evidence, qids, vocab)
+    safe = np.maximum(pos, 0)
+    cand_path = np.where(pos >= 0, safe, -1)  # path index == document position
+    covers = candidate_coverage(cand_path, table.start_lines[safe], table.end_lines[safe], spans)
+    lc = LabCandidates(
+        cs=cs,
+        qids=qids,
+        spans=spans,
+        covers=covers,
+        categories=np.full(n_queries, "random", dtype=object),
+    )
+    lc.extra = {"qrels": qrels, "vector_run": vrun, "text_run": trun}  # type: ignore[attr-defined]
+    return lc

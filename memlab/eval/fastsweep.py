@@ -1,0 +1,385 @@
+"""Vectorised sweeps: many settings of one pipeline ranked and scored at once.
+
+The general sweep path scores one setting at a time (``Pipeline.rank`` →
+``hits_from_topk`` → ``evaluate_hits``). When the settings of a sweep differ
+only in fusion weights, RRF k or the score threshold (``SWEEPABLE``),
+everything before fusion — leg scores, normalisations, decay multipliers,
+which candidates are valid — is the same for all of them. This module
+computes that once and then, for all S settings together:
+
+1. prunes each query's candidates to those that can reach the top K
+   (K = max_results) under some setting (``skyline_keep``; only when the
+   fused score is monotone in both legs and no decay reorders them);
+2. fuses every setting with the pipeline's own fusion code
+   (``Pipeline._fuse``) on the pruned [Q, C'] arrays;
+3. sorts and selects all S·Q rows in one batch (``select_rows``: stable
+   order, ties in insertion order, ``min_score``, OpenClaw's relaxed keyword
+   fallback, the "keyword-only hits fill spare slots" rule);
+4. evaluates metrics only for (setting, query) rows whose ranking differs
+   from the previous setting's, and copies the rest.
+
+The results are identical, value for value, to the general path (tested in
+``tests/test_fastsweep.py``). Settings the fast path cannot reproduce —
+MMR (a greedy per-query loop), keyword-only or vector-only mode, a grid over
+any other parameter — go through the general path; ``fast_path_reason``
+says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memlab.candidates import CandidateSet
+from memlab.eval.metrics import evaluate_hits, parse_metric
+from memlab.eval.relevance import SpanHits
+from memlab.fusion import clamp_weights
+
+if TYPE_CHECKING:
+    from memlab.eval.lab import LabCandidates
+    from memlab.pipeline import Pipeline
+
+__all__ = [
+    "SWEEPABLE",
+    "SettingsRanking",
+    "fast_path_reason",
+    "rank_settings",
+    "score_settings",
+    "select_rows",
+    "skyline_keep",
+]
+
+# Parameters that may differ between the settings of one fast sweep.
+SWEEPABLE = frozenset({"vector_weight", "text_weight", "rrf_k", "min_score"})
+# Fusions whose score is monotone (non-decreasing) in each leg, so that a
+# candidate beaten on both legs by K earlier candidates never reaches the top K.
+MONOTONE_FUSIONS = frozenset({"wsum", "rrf"})
+# Settings × queries × candidates held at once (float64 cells), to bound memory.
+BATCH_CELLS = 4_000_000
+
+
+@dataclass
+class SettingsRanking:
+    """The selected results of S settings over the Q queries of one CandidateSet.
+
+    ``columns`` [S, Q, K]: candidate columns in result order (−1 = empty slot),
+    as ``Pipeline.rank(cs).columns`` of each setting; ``scores`` [S, Q, K]
+    final scores (NaN in empty slots); ``selected_by`` [S, Q, K] codes as in
+    ``Ranking`` (0 strict, 1 relaxed, 2 keyword fill, −1 empty). ``path`` is
+    ``"fast"`` or ``"loop"``; ``reason`` says why the loop was used (the loop pads
+    every setting to the largest max_results with −1 / NaN);
+    ``width`` / ``kept`` are the candidate columns before / after pruning.
+    """
+
+    columns: np.ndarray
+    scores: np.ndarray
+    selected_by: np.ndarray
+    path: str
+    reason: str | None = None
+    width: int = 0
+    kept: int = 0
+
+
+def fast_path_reason(cs: CandidateSet, systems: Sequence[Pipeline]) -> str | None:
+    """Why ``systems`` cannot share one vectorised pass over ``cs`` (None = they can).
+
+    Requirements: at least one system; hybrid mode (both legs, vectors
+    present); MMR off (its greedy per-query loop is inherently sequential);
+    every parameter except those in ``SWEEPABLE`` (and ``name``) equal across
+    systems.
+    """
+    if not systems:
+        return "no settings"
+    base = systems[0]
+    mode = base.mode(cs)
+    if mode != "hybrid":
+        return f"{mode}-only mode (the fast path covers hybrid fusion)"
+    if base.mmr != "off":
+        return "MMR re-orders each list greedily, one query at a time"
+    names = [f.name for f in fields(base) if f.name not in SWEEPABLE and f.name != "name"]
+    ref = [getattr(base, k) for k in names]
+    for s in systems[1:]:
+        diff = [k for k, v in zip(names, ref, strict=True) if getattr(s, k) != v]
+        if diff:
+            return f"settings differ in {', '.join(diff)} (the fast path sweeps {sorted(SWEEPABLE)})"
+    return None
+
+
+def skyline_keep(
+    a: np.ndarray, b: np.ndarray, valid: np.ndarray, has_text: np.ndarray, k: int
+) -> np.ndarray:
+    """Candidates that can be among the first ``k`` under some monotone fusion: bool [Q, C].
+
+    ``a``, ``b`` [Q, C]: each leg's contribution as a number where larger is
+    better (absent = the value the fusion substitutes). Candidate c is
+    *beaten* by an earlier column c' < c when ``a[c'] >= a[c]`` and
+    ``b[c'] >= b[c]``: for any fusion that is non-decreasing in both legs
+    (float rounding is monotone, too) c' scores at least as high, and a tie
+    goes to the earlier column, so c' precedes c in the stable order. A
+    candidate beaten by k valid candidates never reaches the top k; one
+    beaten by k valid keyword-leg candidates never reaches the top k of the
+    keyword-leg sub-ranking (OpenClaw's relaxed fallback and keyword fill
+    read that sub-ranking). Keep = valid and (beaten by < k, or a keyword-leg
+    candidate beaten by < k keyword-leg candidates).
+    """
+    q, c = a.shape
+    earlier = np.tri(c, c, -1, dtype=bool).T  # earlier[c', c]: c' < c
+    beats = (a[:, :, None] >= a[:, None, :]) & (b[:, :, None] >= b[:, None, :]) & earlier
+    beats &= valid[:, :, None]
+    n_all = beats.sum(axis=1)
+    n_text = (beats & has_text[:, :, None]).sum(axis=1)
+    return valid & ((n_all < k) | (has_text & (n_text < k)))
+
+
+def select_rows(
+    final: np.ndarray,
+    valid: np.ndarray,
+    has_text: np.ndarray,
+    *,
+    min_score: np.ndarray | float,
+    max_results: int,
+    relaxed_threshold: np.ndarray | float | None,
+    fill_keyword_only: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """OpenClaw's selection (spec section 5, steps 6 and 8) for R independent rows.
+
+    Per row: stable sort of the valid candidates by ``final`` descending (ties
+    keep column order); keep those with ``final >= min_score``, cut to
+    ``max_results``. If none passes and ``relaxed_threshold`` is given, take
+    the keyword-leg candidates (``has_text``) with ``final >=
+    relaxed_threshold`` instead (OpenClaw: threshold = min(minScore,
+    textWeight)). With ``fill_keyword_only``, keyword-leg candidates not yet
+    chosen fill the slots left, in ranked order, after the chosen ones.
+
+    ``min_score`` and ``relaxed_threshold`` are scalars or per-row arrays [R].
+    Returns ``(columns, scores, selected_by)``, each [R, max_results]: the
+    chosen columns in result order (−1 = empty), their scores (NaN empty),
+    and how each was chosen (0 strict, 1 relaxed, 2 fill, −1 empty). Equal to
+    ``Pipeline.rank`` in hybrid mode without MMR (tested).
+    """
+    r, width = final.shape
+    kmax = int(max_results)
+    nan = np.isnan(final)
+    # A valid candidate always has a score; the NaN guards mirror Pipeline.rank anyway.
+    key = np.where(valid & ~nan, -final, np.where(valid, 0.0, np.inf))
+    order = np.argsort(key, axis=1, kind="stable")
+    flat = (order + (np.arange(r) * width)[:, None]).ravel()
+    s_valid = valid.ravel()[flat].reshape(r, width)
+    s_final = np.where(nan, -np.inf, final).ravel()[flat].reshape(r, width)
+    s_text = has_text.ravel()[flat].reshape(r, width)
+    ms = np.broadcast_to(np.asarray(min_score, dtype=np.float64), (r,))[:, None]
+    passes = s_valid & (s_final >= ms)
+    how = np.zeros((r, width), dtype=np.int64)
+    if relaxed_threshold is not None:
+        thr = np.broadcast_to(np.asarray(relaxed_threshold, dtype=np.float64), (r,))[:, None]
+        none_pass = ~passes.any(axis=1, keepdims=True)
+        relaxed = s_valid & s_text & (s_final >= thr)
+        use = none_pass & relaxed.any(axis=1, keepdims=True)
+        passes = np.where(use, relaxed, passes)
+        how = np.where(use, 1, how)
+    chosen = passes & (np.cumsum(passes, axis=1) <= kmax)
+    # Slot of each selected position: chosen ones first in ranked order, then
+    # fillers in ranked order (the same order a stable sort on (group, position) gives).
+    slot = np.cumsum(chosen, axis=1) - 1
+    pick = chosen
+    if fill_keyword_only:
+        n_chosen = chosen.sum(axis=1, keepdims=True)
+        fill = s_valid & s_text & ~chosen
+        fill &= np.cumsum(fill, axis=1) <= kmax - n_chosen
+        how = np.where(fill, 2, how)
+        slot = np.where(fill, n_chosen + np.cumsum(fill, axis=1) - 1, slot)
+        pick = chosen | fill
+    cols = np.full((r, kmax), -1, dtype=np.int64)
+    scores = np.full((r, kmax), np.nan)
+    sel = np.full((r, kmax), -1, dtype=np.int64)
+    ri, pi = np.nonzero(pick)
+    si = slot[ri, pi]
+    cols[ri, si] = order[ri, pi]
+    scores[ri, si] = s_final[ri, pi]
+    sel[ri, si] = how[ri, pi]
+    return cols, scores, sel
+
+
+def _gather(arr: np.ndarray, cols: np.ndarray, fill: Any) -> np.ndarray:
+    """arr[q, cols[q, j]] with ``fill`` where cols is −1."""
+    safe = np.where(cols >= 0, cols, 0)
+    return np.where(cols >= 0, np.take_along_axis(arr, safe, axis=1), fill)
+
+
+def _pruned_candidates(cs: CandidateSet, cols: np.ndarray) -> CandidateSet:
+    """A CandidateSet holding only the given columns of each query (−1 = padding)."""
+    return replace(
+        cs,
+        pos=_gather(cs.pos, cols, -1),
+        vec_score=_gather(cs.vec_score, cols, np.nan),
+        text_raw=_gather(cs.text_raw, cols, np.nan),
+        vec_rank=_gather(cs.vec_rank, cols, -1),
+        text_rank=_gather(cs.text_rank, cols, -1),
+    )
+
+
+def _leg_order_values(
+    base: Pipeline, st: dict[str, np.ndarray], cs: CandidateSet
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each leg's contribution to a monotone fusion, larger = better (for ``skyline_keep``)."""
+    has_v, has_t = st["has_vec"], st["has_text"]
+    if base.fusion == "wsum":
+        return (
+            np.where(has_v, st["vec_norm"], base.missing),
+            np.where(has_t, st["text_norm"], base.missing),
+        )
+    # rrf: w / (k + rank + 1) falls as the rank grows; an absent leg adds 0.
+    return (
+        np.where(has_v, -cs.vec_rank.astype(np.float64), -np.inf),
+        np.where(has_t, -cs.text_rank.astype(np.float64), -np.inf),
+    )
+
+
+def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRanking:
+    """The rankings of every system over ``cs``: ``Pipeline.rank(cs)`` for each, batched.
+
+    Uses the vectorised path when ``fast_path_reason`` allows it, else ranks
+    each system in turn. Either way ``columns[i]`` equals
+    ``systems[i].rank(cs).columns`` (and likewise scores and selected_by).
+    """
+    systems = list(systems)
+    reason = fast_path_reason(cs, systems)
+    if reason is not None:
+        ranks = [s.rank(cs) for s in systems]
+        if not ranks:
+            empty = np.zeros((0, len(cs), 0))
+            return SettingsRanking(empty.astype(np.int64), empty, empty.astype(np.int64), "loop", reason)
+        k = max(r.columns.shape[1] for r in ranks)
+
+        def pad(a: np.ndarray, fill: Any) -> np.ndarray:
+            return np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=fill)
+
+        return SettingsRanking(
+            columns=np.stack([pad(r.columns, -1) for r in ranks]),
+            scores=np.stack([pad(r.scores, np.nan) for r in ranks]),
+            selected_by=np.stack([pad(r.selected_by, -1) for r in ranks]),
+            path="loop",
+            reason=reason,
+            width=cs.width,
+            kept=cs.width,
+        )
+    base = systems[0]
+    nq, width = len(cs), cs.width
+    kmax = base.max_results
+    st = base.scores(cs)
+    has_v, has_t = st["has_vec"], st["has_text"]
+    decayed = base.decay != "off"
+    if base.fusion in MONOTONE_FUSIONS and not decayed and width > kmax:
+        a, b = _leg_order_values(base, st, cs)
+        keep = skyline_keep(a, b, has_v | has_t, has_t, kmax)
+    else:
+        keep = np.ones((nq, width), dtype=bool)
+    # Kept columns, left-aligned in their original order (order is what ties follow).
+    n_keep = keep.sum(axis=1)
+    kept = int(n_keep.max(initial=0))
+    kcols = np.full((nq, kept), -1, dtype=np.int64)
+    qi, ci = np.nonzero(keep)
+    kcols[qi, np.cumsum(keep, axis=1)[qi, ci] - 1] = ci
+    sub = _pruned_candidates(cs, kcols)
+    p_has_v = _gather(has_v, kcols, False)
+    p_has_t = _gather(has_t, kcols, False)
+    p_vec = _gather(st["vec_norm"], kcols, np.nan)
+    p_text = _gather(st["text_norm"], kcols, np.nan)
+    p_mult = _gather(np.nan_to_num(st["decay"], nan=1.0), kcols, 1.0)
+    valid0 = p_has_v | p_has_t
+
+    n = len(systems)
+    columns = np.full((n, nq, kmax), -1, dtype=np.int64)
+    scores = np.full((n, nq, kmax), np.nan)
+    selected = np.full((n, nq, kmax), -1, dtype=np.int64)
+    batch = max(1, BATCH_CELLS // max(1, nq * max(kept, 1)))
+    for lo in range(0, n, batch):
+        part = systems[lo : lo + batch]
+        finals, valids = [], []
+        for s in part:
+            fused = s._fuse(p_vec, p_text, p_has_v, p_has_t, sub, valid0)
+            valid = valid0 & ~np.isnan(fused)
+            fused = np.where(valid, fused, np.nan)
+            finals.append(fused * p_mult if decayed else fused)
+            valids.append(valid)
+        m = len(part)
+        ms = np.repeat([s.min_score for s in part], nq)
+        thr = None
+        if base.relaxed_fallback:
+            thr = np.repeat(
+                [min(s.min_score, clamp_weights(s.vector_weight, s.text_weight)[1]) for s in part],
+                nq,
+            )
+        cols, sc, sel = select_rows(
+            np.concatenate(finals),
+            np.concatenate(valids),
+            np.tile(p_has_t, (m, 1)),
+            min_score=ms,
+            max_results=kmax,
+            relaxed_threshold=thr,
+            fill_keyword_only=base.fill_keyword_only,
+        )
+        rows = np.tile(np.arange(nq), m)
+        orig = np.where(cols >= 0, kcols[rows[:, None], np.maximum(cols, 0)], -1)
+        columns[lo : lo + m] = orig.reshape(m, nq, kmax)
+        scores[lo : lo + m] = sc.reshape(m, nq, kmax)
+        selected[lo : lo + m] = sel.reshape(m, nq, kmax)
+    return SettingsRanking(columns, scores, selected, "fast", None, width, kept)
+
+
+def score_settings(
+    lc: LabCandidates,
+    systems: Sequence[Pipeline],
+    metrics: Sequence[str],
+    *,
+    ranking: SettingsRanking | None = None,
+) -> tuple[dict[str, np.ndarray], SettingsRanking]:
+    """Per-query metric values of every system: ``{metric: [S, Q]}`` plus the rankings.
+
+    ``values[m][i]`` equals ``lc.score(systems[i], metrics)[m]`` (NaN for
+    queries without evidence). A (setting, query) row whose ranking equals
+    the previous setting's is not evaluated again: its values are copied,
+    which changes nothing since a query's metric depends only on its ranking.
+    """
+    r = ranking if ranking is not None else rank_settings(lc.cs, systems)
+    specs = [parse_metric(m) for m in metrics]
+    n, nq, kmax = r.columns.shape
+    cols = r.columns
+    changed = np.ones((n, nq), dtype=bool)
+    if n > 1:
+        changed[1:] = (cols[1:] != cols[:-1]).any(axis=2)
+    si, qi = np.nonzero(changed)
+    out = {s.name: np.full((n, nq), np.nan) for s in specs}
+    if si.size:
+        rc = cols[si, qi]
+        safe = np.maximum(rc, 0)
+        present = rc >= 0
+        sp = lc.spans
+        covers = lc.covers[qi[:, None], safe] & present[:, :, None]
+        tokens = None
+        if any(s.kind == "budget_recall" for s in specs):
+            tok = lc.chunk_tokens()
+            tokens = np.where(present, tok[lc.cs.pos[qi[:, None], safe]], 0.0)
+        h = SpanHits(
+            covers=covers,
+            span_valid=sp.span_valid[qi],
+            grades=sp.grades[qi],
+            subtopic=sp.subtopic[qi],
+            pos_valid=present,
+            qids=[lc.qids[i] for i in qi],
+            n_spans=sp.n_spans[qi],
+            tokens=tokens,
+        )
+        values = evaluate_hits(h, specs)
+        # Forward fill: each row takes the values of the last setting that changed it.
+        src = np.maximum.accumulate(np.where(changed, np.arange(n)[:, None], 0), axis=0)
+        flat = np.full((n, nq), -1, dtype=np.int64)
+        flat[si, qi] = np.arange(si.size)
+        idx = flat[src, np.arange(nq)[None, :]]
+        has = lc.spans.has_evidence[None, :]
+        for s in specs:
+            out[s.name] = np.where(has, values[s.name][idx], np.nan)
+    return out, r

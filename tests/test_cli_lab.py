@@ -1,0 +1,128 @@
+"""The lab commands run as a user would (real subprocesses, hashing embedder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import run
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "corpus"
+    p = run(
+        "synth",
+        str(out),
+        "--days",
+        "15",
+        "--seed",
+        "5",
+        "--queries-per-type",
+        "4",
+        subprocess_=True,
+    )
+    assert "queries" in p.stdout
+    return out
+
+
+def test_synth_writes_folder_format(corpus: Path) -> None:
+    assert (corpus / "queries.jsonl").exists() and (corpus / "evidence.jsonl").exists()
+    assert (corpus / "workspace" / "MEMORY.md").exists()
+    again = run(
+        "synth", str(corpus), "--days", "15", "--seed", "5", "--queries-per-type", "4", check=False
+    )
+    # regenerating into a non-empty folder is refused without --overwrite...
+    assert again.returncode == 2 and "--overwrite" in again.stderr
+    assert (
+        run(
+            "synth",
+            str(corpus),
+            "--days",
+            "15",
+            "--seed",
+            "5",
+            "--queries-per-type",
+            "4",
+            "--overwrite",
+        ).returncode
+        == 0
+    )
+    bad = run("synth", str(corpus.parent / "x"), "--days", "0", check=False)
+    assert bad.returncode == 2 and "days" in bad.stderr
+
+
+def test_eval_table_and_json(corpus: Path) -> None:
+    out = run(
+        "eval",
+        "synthetic",
+        "--path",
+        str(corpus),
+        "--embedder",
+        "hashing",
+        "--preset",
+        "bm25,vector,openclaw",
+        "--metrics",
+        "recall@6,ndcg@10",
+        "--by-category",
+    ).stdout
+    assert "recall@6" in out and "openclaw" in out and "by category" in out
+    js = json.loads(
+        run(
+            "eval",
+            "synthetic",
+            "--path",
+            str(corpus),
+            "--embedder",
+            "hashing",
+            "--preset",
+            "bm25",
+            "--preset",
+            "openclaw",
+            "--metrics",
+            "recall@6",
+            "--json",
+        ).stdout
+    )
+    assert [s["name"] for s in js] == ["bm25", "openclaw"]
+    assert 0.0 <= js[0]["metrics"]["recall@6"] <= 1.0 and js[0]["n_queries"] > 0
+    assert "vs_baseline" in js[0]
+
+
+def test_sweep_reports_best_on_held_out(corpus: Path) -> None:
+    out = run(
+        "sweep",
+        "synthetic",
+        "--path",
+        str(corpus),
+        "--embedder",
+        "hashing",
+        "--param",
+        "vector_weight=0:1:0.5",
+        "--set",
+        "min_score=0",
+        "--train",
+        "0.5",
+    ).stdout
+    assert "best recall@6" in out and "held-out" in out and "tuned on" in out
+    bad = run(
+        "sweep",
+        "synthetic",
+        "--path",
+        str(corpus),
+        "--embedder",
+        "hashing",
+        "--param",
+        "vector_weight",
+        check=False,
+    )
+    assert bad.returncode == 2 and "--param expects" in bad.stderr
+
+
+def test_missing_dataset_is_clear(tmp_path: Path) -> None:
+    p = run(
+        "eval", "folder", "--path", str(tmp_path / "none"), "--embedder", "hashing", check=False
+    )
+    assert p.returncode == 2 and "not found" in p.stderr
