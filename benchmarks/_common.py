@@ -41,6 +41,14 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+_T0 = time.perf_counter()
+
+
+def log(message: str) -> None:
+    """A progress line on stderr with the seconds since the script started."""
+    print(f"[{time.perf_counter() - _T0:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+
 # ------------------------------------------------------------------ the machine
 def machine() -> dict[str, Any]:
     """What the numbers were measured on: CPU, cores, memory, load, library versions."""
@@ -283,3 +291,91 @@ def random_lab_candidates(
     )
     lc.extra = {"qrels": qrels, "vector_run": vrun, "text_run": trun}  # type: ignore[attr-defined]
     return lc
+
+
+def cache_dir() -> Path:
+    """Where benchmark corpora and indexes are kept between runs (``MEMLAB_BENCH_CACHE``,
+    default ``~/.cache/memlab/bench``)."""
+    root = os.environ.get("MEMLAB_BENCH_CACHE") or str(Path.home() / ".cache" / "memlab" / "bench")
+    path = Path(root).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def note_lines(n: int, seed: int = 0) -> list[str]:
+    """``n`` distinct note lines in the style of the synthetic corpus (meetings, todos,
+    decisions, notes, command logs), each ending in a unique ``#n`` tag so that every
+    line has a token no other line has. Deterministic for a seed."""
+    from memlab.datasets import lexicon as lx
+
+    rng = np.random.default_rng(seed)
+    templates = [t for group in lx.FILLER.values() for t in group]
+    repos = [p.lower() + "-" + s for p in lx.PROJECTS[:8] for s in ("app", "api", "infra")]
+    pools: dict[str, Sequence[str]] = {
+        "project": lx.PROJECTS,
+        "F": lx.FIRST_NAMES,
+        "component": lx.COMPONENTS,
+        "weekday": lx.WEEKDAYS,
+        "vendor": lx.VENDORS,
+        "topic": lx.LUNCH_TOPICS,
+        "repo": repos,
+    }
+    out = []
+    tpl = rng.integers(0, len(templates), size=n)
+    for i in range(n):
+        t = templates[tpl[i]]
+        vals: dict[str, Any] = {}
+        for key, pool in pools.items():
+            if "{" + key in t:
+                vals[key] = pool[int(rng.integers(0, len(pool)))]
+        if "{P}" in t:
+            vals["P"] = (
+                f"{lx.FIRST_NAMES[int(rng.integers(0, len(lx.FIRST_NAMES)))]} "
+                f"{lx.LAST_NAMES[int(rng.integers(0, len(lx.LAST_NAMES)))]}"
+            )
+        hh, mm = int(rng.integers(8, 19)), int(rng.integers(0, 4)) * 15
+        vals.update(
+            time=f"{hh:02d}:{mm:02d}",
+            n=int(rng.integers(2, 400)),
+            m=int(rng.integers(0, 40)),
+            s=int(rng.integers(3, 300)),
+            pr=int(rng.integers(100, 9999)),
+        )
+        out.append(t.format(**vals) + f" #n{i}")
+    return out
+
+
+def note_workspace(n_chunks: int, seed: int = 0, lines_per_file: int = 50) -> Path:
+    """A workspace of ``n_chunks`` one-line notes in daily logs (``memory/YYYY-MM-DD.md``,
+    ``lines_per_file`` list items each, newest 2026-03-31), cached under ``cache_dir()``.
+    With the line chunker every note is one chunk."""
+    import datetime as dt
+
+    root = cache_dir() / f"notes-{n_chunks}-s{seed}"
+    ws = root / "workspace"
+    done = root / "complete"
+    if done.exists():
+        return ws
+    lines = note_lines(n_chunks, seed)
+    mem = ws / "memory"
+    mem.mkdir(parents=True, exist_ok=True)
+    end = dt.date(2026, 3, 31)
+    for f, lo in enumerate(range(0, n_chunks, lines_per_file)):
+        day = end - dt.timedelta(days=f)
+        body = "".join(f"- {t}\n" for t in lines[lo : lo + lines_per_file])
+        (mem / f"{day.isoformat()}.md").write_text(body, encoding="utf-8")
+    done.write_text(str(n_chunks))
+    return ws
+
+
+def query_texts(lines: Sequence[str], n: int, seed: int = 0) -> list[str]:
+    """``n`` queries made from random corpus lines: the ``#n`` tag and one other word
+    dropped, so a query resembles its source line without being identical to it."""
+    rng = np.random.default_rng(seed + 1)
+    out = []
+    for i in rng.choice(len(lines), size=min(n, len(lines)), replace=False):
+        words = lines[int(i)].split()[:-1]
+        if len(words) > 3:
+            del words[int(rng.integers(0, len(words)))]
+        out.append(" ".join(words))
+    return out

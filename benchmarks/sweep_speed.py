@@ -36,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import (  # noqa: E402
+    log,
     parser,
     print_table,
     random_lab_candidates,
@@ -103,13 +104,19 @@ def ranx_warmup() -> float:
     return time.perf_counter() - t
 
 
-def run_ranx(lc: Any, method: str, repeats: int) -> tuple[list[float], dict[str, float], Any]:
+def run_ranx(lc: Any, method: str, repeats: int) -> tuple[list[float], list[tuple[Any, float]], Any]:
+    """Time ``optimize_fusion``; returns (seconds, [(setting, mean metric)], ranx's best)."""
     from ranx import Qrels, Run, optimize_fusion
 
     ex = lc.extra
     qrels = Qrels(ex["qrels"])
     runs = [Run(ex["vector_run"], name="vector"), Run(ex["text_run"], name="text")]
-    kwargs: dict[str, Any] = {"step": 0.01} if method == "wsum" else {"min_k": 10, "max_k": 100, "step": 10}
+    if method == "wsum":
+        kwargs: dict[str, Any] = {"step": 0.01}
+        trials: list[Any] = ranx_weights(0.01)
+    else:
+        kwargs = {"min_k": 10, "max_k": 100, "step": 10}
+        trials = list(range(10, 101, 10))
     out: dict[str, Any] = {}
 
     def go() -> None:
@@ -124,7 +131,7 @@ def run_ranx(lc: Any, method: str, repeats: int) -> tuple[list[float], dict[str,
             **kwargs,
         )
         out["best"] = best
-        out["report"] = dict(zip(rep.configs, (r[METRIC] if isinstance(r, dict) else r for r in rep.results), strict=True))
+        out["report"] = [(t, float(v)) for t, v in zip(trials, rep.results, strict=True)]
 
     times = repeat(go, repeats, warmup=0)
     return times, out["report"], out["best"]
@@ -171,6 +178,7 @@ def main() -> int:
     quick = args.quick
     nq = 300 if quick else 1000
     reps = args.repeats or (3 if quick else 5)
+    log("building candidates")
     lc = random_lab_candidates(nq, 50, seed=0)
     inputs = {
         "queries": nq,
@@ -186,7 +194,9 @@ def main() -> int:
     # --- 101-point weighted-sum sweep
     w_base = wsum_base()
     grid = [w_base.replace(vector_weight=w / 100, text_weight=round(1 - w / 100, 2)) for w in range(101)]
+    log("wsum: memlab fast")
     t_fast, v_fast, path = run_memlab(lc, grid, reps)
+    log("wsum: memlab loop")
     t_loop, v_loop = run_loop(lc, grid, max(1, reps // 2))
     identical = bool(np.array_equal(v_fast, v_loop, equal_nan=True))
     means = np.nanmean(v_fast, axis=1)
@@ -203,31 +213,30 @@ def main() -> int:
     warm = None
     have_ranx = True
     try:
+        log("ranx warm-up (numba compile)")
         warm = ranx_warmup()
+        log("ranx wsum")
     except ImportError:
         have_ranx = False
     if have_ranx:
         t_ranx, rep, best = run_ranx(lc, "wsum", max(1, reps // 2))
-        ours = {}
-        for i, s in enumerate(grid):
-            ours[str((s.vector_weight, s.text_weight))] = means[i]
-        shared = [k for k in rep if k in ours]
-        diffs = [abs(rep[k] - ours[k]) for k in shared]
+        ours = {(s.vector_weight, s.text_weight): float(means[i]) for i, s in enumerate(grid)}
+        pairs = [(tuple(float(x) for x in t), v) for t, v in rep]
+        diffs = [abs(v - ours[t]) for t, v in pairs]
         # ranx keeps the LAST best in its trial order; memlab's best() the first.
-        ranx_best = tuple(best["weights"])
-        top = max(rep[k] for k in shared)
-        ours_at = {k: ours[k] for k in shared}
-        ours_top = max(ours_at.values())
-        ours_last_best = [k for k in shared if ours_at[k] == ours_top][-1]
+        ranx_best = tuple(float(x) for x in best["weights"])
+        ours_on_ranx_grid = [(t, ours[t]) for t, _ in pairs]
+        top = max(v for _, v in ours_on_ranx_grid)
+        ours_last_best = [t for t, v in ours_on_ranx_grid if v == top][-1]
         results["wsum"].update(
             {
                 "ranx_seconds": stats(t_ranx),
-                "ranx_settings": len(rep),
-                "ranx_lost_settings": 101 - len(rep),
+                "ranx_settings": len(pairs),
+                "ranx_lost_settings": 101 - len(pairs),
                 "max_abs_diff_vs_ranx": max(diffs),
                 "ranx_best_weights": list(ranx_best),
-                "memlab_best_same_rule": ours_last_best,
-                "same_best": str(ranx_best) == ours_last_best and top == rep[ours_last_best],
+                "memlab_best_same_rule": list(ours_last_best),
+                "same_best": ranx_best == ours_last_best,
             }
         )
     f_med = results["wsum"]["memlab_fast_seconds"]["median"]
@@ -249,6 +258,7 @@ def main() -> int:
         for k in range(10, 101, 10)
         for w in range(1, 11)
     ]
+    log("rrf: memlab fast, loop")
     t_rfast, rv_fast, rpath = run_memlab(lc, rgrid, reps)
     t_rloop, rv_loop = run_loop(lc, rgrid, max(1, reps // 2))
     rmeans = np.nanmean(rv_fast, axis=1)
@@ -266,10 +276,11 @@ def main() -> int:
     rows.append({"sweep": "rrf 10x10", "system": "memlab loop", "seconds": stats(t_rloop),
                  "x slower than fast": stats(t_rloop)["median"] / rf})
     if have_ranx:
+        log("ranx rrf")
         t_rr, rrep, rbest = run_ranx(lc, "rrf", max(1, reps // 2))
         # ranx's RRF is unweighted: compare with memlab's weight 1/1 column.
-        unweighted = {str(int(s.rrf_k)): rmeans[i] for i, s in enumerate(rgrid) if s.vector_weight == 1.0}
-        diffs = [abs(rrep[k] - unweighted[k]) for k in rrep]
+        unweighted = {int(s.rrf_k): float(rmeans[i]) for i, s in enumerate(rgrid) if s.vector_weight == 1.0}
+        diffs = [abs(v - unweighted[k]) for k, v in rrep]
         per = stats(t_rr)["median"] / len(rrep)
         results["rrf"].update(
             {
@@ -277,6 +288,7 @@ def main() -> int:
                 "ranx_settings": len(rrep),
                 "ranx_seconds_per_100": per * 100,
                 "max_abs_diff_vs_ranx_unweighted": max(diffs),
+                "rrf_settings_differing_from_ranx": sum(d > 1e-12 for d in diffs),
                 "ranx_best_k": rbest["k"],
             }
         )
@@ -285,6 +297,7 @@ def main() -> int:
     results["ranx_warmup_seconds"] = warm
 
     # --- re-running the search per setting (real index, hashing embedder)
+    log("re-run search per setting")
     rr = rerun_search(quick)
     results["rerun"] = rr
     per = rr["per_setting_seconds"]["median"]

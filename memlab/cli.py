@@ -22,8 +22,6 @@ EMBEDDERS = ("auto", "local", "hashing", "none")
 CHUNKERS = ("openclaw", "openclaw-exact", "heading", "line")
 
 
-
-
 # ---------------------------------------------------------------------- helpers
 def _add_index_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("index options")
@@ -218,7 +216,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     index = _open_index(args)
     with index:
         report = index.sync(force=args.force, progress=None if not args.quiet else False)
-    d = report.as_dict()
+        n_trunc = (
+            index.connect().execute("SELECT coalesce(sum(truncated), 0) FROM chunks").fetchone()[0]
+        )
+    d = {**report.as_dict(), "truncated_total": int(n_trunc)}
     if args.json:
         _print_json(d)
         return 0
@@ -232,9 +233,13 @@ def cmd_index(args: argparse.Namespace) -> int:
         f" -{report.chunks_removed})"
     )
     print(
-        f"embedded {report.embedded}   cache hits {report.cache_hits}   truncated by the model's"
-        f" token limit {report.truncated}   time {report.seconds:.2f} s"
+        f"embedded {report.embedded}   cache hits {report.cache_hits}   time {report.seconds:.2f} s"
     )
+    if index.has_vectors:
+        print(
+            f"chunks longer than the model's input limit (embedded truncated): {n_trunc} of"
+            f" {report.chunks}"
+        )
     for path, reason in report.files_failed:
         print(f"  skipped {path}: {reason}", file=sys.stderr)
     return 0
@@ -519,7 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="any SynthConfig field"
     )
-    p.add_argument("--overwrite", action="store_true", help="replace a workspace memlab generated before")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a workspace memlab generated before"
+    )
     p.set_defaults(func=cmd_synth)
 
     p = sub.add_parser(

@@ -410,6 +410,7 @@ class MemoryIndex:
         t0 = time.perf_counter()
         show = self.progress if progress is None else progress
         with self._writer_lock():
+            self._remove_stale_builds()
             reason = "forced" if force else ""
             for _attempt in range(3):
                 try:
@@ -492,12 +493,14 @@ class MemoryIndex:
         finally:
             os.close(fd)
 
-    def _full_reindex(self, show: bool | None) -> SyncReport:
-        # Builds killed before their swap leave DB.tmp-* files behind; we hold the writer
-        # lock, so none of them is in use.
+    def _remove_stale_builds(self) -> None:
+        # Full reindexes killed before their swap leave DB.tmp-* files behind (as big as
+        # the index); we hold the writer lock, so none of them is in use.
         for stale in self.db_path.parent.glob(glob.escape(self.db_path.name) + ".tmp-*"):
             with contextlib.suppress(OSError):
                 stale.unlink()
+
+    def _full_reindex(self, show: bool | None) -> SyncReport:
         old_conn = self._conn
         fd, tmp_name = tempfile.mkstemp(prefix=self.db_path.name + ".tmp-", dir=self.db_path.parent)
         os.close(fd)
@@ -1031,7 +1034,13 @@ def _db_error(path: Path, exc: sqlite3.Error) -> Exception:
     """
     name = getattr(exc, "sqlite_errorname", "") or ""
     msg = str(exc)
-    if name.startswith("SQLITE_CORRUPT") or name == "SQLITE_NOTADB":
+    # A text value that is not UTF-8 can only come from damaged pages (memlab stores
+    # str); Python's sqlite3 reports it without an SQLite error code.
+    if (
+        name.startswith("SQLITE_CORRUPT")
+        or name == "SQLITE_NOTADB"
+        or msg.startswith("Could not decode to UTF-8")
+    ):
         return IndexCorruptError(f"{path} is corrupt or not a memlab index ({msg})")
     if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
         return IndexLockedError(

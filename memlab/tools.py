@@ -47,7 +47,10 @@ def memory_search(
     Returns ``{results: [{path, startLine, endLine, score, snippet, source,
     citation?}], provider, model, fallback, citations, mode}``; snippets are the
     first 700 UTF-16 units of the chunk (never splitting a surrogate pair),
-    results sorted by score (descending) then path. Citations ``auto`` (memlab
+    results sorted by score (descending) then path. When the embedding provider fails
+    on the query, the keyword leg answers alone (OpenClaw's keyword-only mode) with
+    ``fallback: true``, ``mode: "fts-only"`` and a ``warning``; a corrupt index is
+    rebuilt from the Markdown and searched again. Citations ``auto`` (memlab
     has no chat context, so ``auto`` behaves as ``on``) and ``on`` append
     ``\\n\\nSource: path#L5-L7`` to the snippet and set ``citation``; ``off``
     leaves both out. Any failure (empty query, unusable index, provider error)
@@ -69,7 +72,7 @@ def memory_search(
             overrides["min_score"] = float(minScore)
         if overrides:
             p = p.replace(**overrides)
-        df = p.search(index, query, now=now, with_text=True)
+        df, p, vector_error = _search_with_fallbacks(index, p, query, now)
         cs_mode = (
             "hybrid"
             if index.has_vectors and p.vector and p.keyword
@@ -96,14 +99,38 @@ def memory_search(
         results.append(item)
     results.sort(key=lambda r: (-r["score"], r["path"]))
     e = index.embedder
-    return {
+    out: dict[str, Any] = {
         "results": results,
         "provider": e.provider if e is not None else "none",
         "model": index.model,
-        "fallback": getattr(e, "fallback_reason", None) is not None,
+        "fallback": getattr(e, "fallback_reason", None) is not None or vector_error is not None,
         "citations": citations,
         "mode": cs_mode,
     }
+    if vector_error is not None:
+        out["warning"] = f"embedding provider failed, keyword-only results: {vector_error}"
+    return out
+
+
+def _search_with_fallbacks(
+    index: MemoryIndex, p: Pipeline, query: str, now: float | None
+) -> tuple[Any, Pipeline, str | None]:
+    """Run the search; a corrupt index is rebuilt from the Markdown and the search run
+    again; an embedding failure on the vector leg falls back to keyword-only search
+    (OpenClaw's mode without a provider). Returns (frame, pipeline used, vector error)."""
+    from memlab.embed import EmbeddingError
+    from memlab.index import IndexCorruptError
+
+    try:
+        return p.search(index, query, now=now, with_text=True), p, None
+    except IndexCorruptError:
+        index.sync()  # moves the corrupt file aside and rebuilds it from the Markdown
+        return p.search(index, query, now=now, with_text=True), p, None
+    except EmbeddingError as exc:
+        if not (p.keyword and p.vector):
+            raise
+        kw = p.replace(vector=False)
+        return kw.search(index, query, now=now, with_text=True), kw, str(exc)
 
 
 def unavailable(exc: BaseException) -> dict[str, Any]:

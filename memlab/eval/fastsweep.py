@@ -162,21 +162,71 @@ def select_rows(
     """
     r, width = final.shape
     kmax = int(max_results)
-    nan = np.isnan(final)
-    # A valid candidate always has a score; the NaN guards mirror Pipeline.rank anyway.
-    key = np.where(valid & ~nan, -final, np.where(valid, 0.0, np.inf))
-    order = np.argsort(key, axis=1, kind="stable")
-    flat = (order + (np.arange(r) * width)[:, None]).ravel()
-    s_valid = valid.ravel()[flat].reshape(r, width)
-    s_final = np.where(nan, -np.inf, final).ravel()[flat].reshape(r, width)
-    s_text = has_text.ravel()[flat].reshape(r, width)
-    ms = np.broadcast_to(np.asarray(min_score, dtype=np.float64), (r,))[:, None]
-    passes = s_valid & (s_final >= ms)
-    how = np.zeros((r, width), dtype=np.int64)
+    ms = np.broadcast_to(np.asarray(min_score, dtype=np.float64), (r,))
+    thr = None
     if relaxed_threshold is not None:
-        thr = np.broadcast_to(np.asarray(relaxed_threshold, dtype=np.float64), (r,))[:, None]
+        thr = np.broadcast_to(np.asarray(relaxed_threshold, dtype=np.float64), (r,))
+    nan = np.isnan(final)
+    odd = valid & nan  # never produced by Pipeline.scores; handled exactly anyway
+    key = -final
+    key[~valid] = np.inf
+    if odd.any():
+        key[odd] = 0.0
+    order = np.argsort(key, axis=1, kind="stable")
+    cols = np.full((r, kmax), -1, dtype=np.int64)
+    scores = np.full((r, kmax), np.nan)
+    sel = np.full((r, kmax), -1, dtype=np.int64)
+    # Strict rows: the passing candidates are a prefix of the order (valid ones
+    # come first, by descending score), so only the first k positions matter.
+    k = min(kmax, width)
+    top = order[:, :k]
+    flat = top + (np.arange(r) * width)[:, None]
+    t_final = final.ravel()[flat]
+    passes = valid.ravel()[flat] & (t_final >= ms[:, None])
+    cols[:, :k] = np.where(passes, top, -1)
+    scores[:, :k] = np.where(passes, t_final, np.nan)
+    sel[:, :k] = np.where(passes, 0, -1)
+    if fill_keyword_only or odd.any():
+        full = np.arange(r)
+    elif thr is not None:
+        full = np.flatnonzero(~passes[:, 0]) if k else np.arange(r)
+    else:
+        full = np.empty(0, dtype=np.int64)
+    if full.size:
+        c, sc, se = _select_full(
+            final[full],
+            valid[full],
+            has_text[full],
+            order[full],
+            ms[full],
+            None if thr is None else thr[full],
+            kmax,
+            fill_keyword_only,
+        )
+        cols[full], scores[full], sel[full] = c, sc, se
+    return cols, scores, sel
+
+
+def _select_full(
+    final: np.ndarray,
+    valid: np.ndarray,
+    has_text: np.ndarray,
+    order: np.ndarray,
+    ms: np.ndarray,
+    thr: np.ndarray | None,
+    kmax: int,
+    fill_keyword_only: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``select_rows`` over whole rows (relaxed fallback, keyword fill), given the order."""
+    r, width = final.shape
+    s_valid = np.take_along_axis(valid, order, axis=1)
+    s_final = np.take_along_axis(np.where(np.isnan(final), -np.inf, final), order, axis=1)
+    s_text = np.take_along_axis(has_text, order, axis=1)
+    passes = s_valid & (s_final >= ms[:, None])
+    how = np.zeros((r, width), dtype=np.int64)
+    if thr is not None:
         none_pass = ~passes.any(axis=1, keepdims=True)
-        relaxed = s_valid & s_text & (s_final >= thr)
+        relaxed = s_valid & s_text & (s_final >= thr[:, None])
         use = none_pass & relaxed.any(axis=1, keepdims=True)
         passes = np.where(use, relaxed, passes)
         how = np.where(use, 1, how)

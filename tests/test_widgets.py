@@ -1,0 +1,220 @@
+"""memlab.widgets.Explorer, driven from Python as a user would drive it in JupyterLab."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memlab.datasets.synthetic import SynthConfig, generate
+from memlab.embed import HashingEmbedder
+from memlab.eval.experiment import run_experiment
+from memlab.eval.lab import Lab
+from memlab.index import MemoryIndex
+from memlab.pipeline import preset
+from memlab.viz import mark_relevant
+from memlab.widgets import Explorer
+
+EMBEDDER = HashingEmbedder(dimensions=128)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("widgets")
+    ds = generate(SynthConfig(days=8, seed=5, queries_per_type=4), root / "synth")
+    Lab(ds, embedder=EMBEDDER, index_dir=root / "index", progress=False).index("default")
+    return ds, root / "index"
+
+
+@pytest.fixture
+def lab(data, monkeypatch: pytest.MonkeyPatch) -> Lab:
+    """A fresh Lab over the module's (already built) index, counting its retrievals."""
+    ds, index_dir = data
+    lab = Lab(ds, embedder=EMBEDDER, index_dir=index_dir, progress=False)
+    lab.calls = []  # type: ignore[attr-defined]
+    real = lab._retrieve
+
+    def counting(depth, keyword_mode, keyword_fallback, vector):
+        lab.calls.append((depth, keyword_mode))  # type: ignore[attr-defined]
+        return real(depth, keyword_mode, keyword_fallback, vector)
+
+    monkeypatch.setattr(lab, "_retrieve", counting)
+    return lab
+
+
+def _question_with_evidence_found(ex: Explorer, lab: Lab) -> str:
+    for qid in lab.dataset.queries["qid"]:
+        ex.question.value = qid
+        if ex.results["evidence"].any():
+            return qid
+    raise AssertionError("no question has its evidence in the results")
+
+
+def test_vector_weight_one_orders_by_vector_leg(lab: Lab) -> None:
+    q = lab.dataset.queries
+    exact = q.loc[q["category"] == "exact", "qid"].iloc[0]  # its AND query has keyword hits
+    ex = Explorer(lab, preset="openclaw", qid=exact)
+    ex.min_score.value = -1.0
+    ex.max_results.value = 10
+    before = ex.results_html.value
+    ex.vector_weight.value = 1.0
+    df = ex.results
+    assert ex.pipeline.vector_weight == 1.0 and ex.pipeline.text_weight == 0.0
+    assert len(df) >= 5
+    assert df["vector_rank"].tolist() == list(range(len(df)))
+    assert np.all(np.diff(df["score"].to_numpy()) <= 0)
+    assert ex.results_html.value != before
+    # Text weight only: keyword hits first, in keyword-leg order.
+    ex.vector_weight.value = 0.0
+    df = ex.results
+    kw = df["text_rank"].to_numpy()
+    n_kw = int((kw >= 0).sum())
+    assert n_kw > 0
+    assert kw[:n_kw].tolist() == sorted(kw[:n_kw].tolist())
+    assert (kw[:n_kw] >= 0).all()
+
+
+def test_slider_moves_rescore_cached_candidates(lab: Lab) -> None:
+    ex = Explorer(lab)
+    assert len(lab.calls) == 1 and ex.retrievals == 1
+    ex.vector_weight.value = 0.3
+    ex.min_score.value = 0.1
+    ex.candidate_multiplier.value = 8.0
+    ex.max_results.value = 25  # depth 200: still within the prefetched candidates
+    ex.mmr.value = "jaccard"
+    ex.mmr_lambda.value = 0.4
+    ex.decay.value = "latest"
+    ex.half_life_days.value = 10.0
+    assert len(lab.calls) == 1 and ex.retrievals == 1
+    assert ex.pipeline.mmr == "jaccard" and ex.pipeline.half_life_days == 10.0
+    ex.preset.value = "bm25"  # an OR keyword query: other candidates
+    assert len(lab.calls) == 2 and lab.calls[-1][1] == "or"
+    ex.preset.value = "openclaw"
+    assert len(lab.calls) == 2
+
+
+def test_deeper_setting_retrieves_once_more(lab: Lab) -> None:
+    ex = Explorer(lab, prefetch_depth=1)
+    assert len(lab.calls) == 1
+    first_depth = lab.calls[0][0]
+    ex.max_results.value = 20  # 20 × 4 = 80 candidates per leg > cached
+    assert len(lab.calls) == 2 and lab.calls[1][0] > first_depth
+    ex.max_results.value = 5
+    ex.vector_weight.value = 0.9
+    assert len(lab.calls) == 2
+
+
+def test_preset_dropdown_syncs_widgets_and_reset(lab: Lab) -> None:
+    ex = Explorer(lab)
+    ex.preset.value = "rrf"
+    assert ex.min_score.value == 0.0
+    assert ex.vector_weight.value == 0.5
+    assert ex.pipeline.get_params() == preset("rrf").get_params()
+    assert ex.results["score"].max() <= 2 / 61 + 1e-12
+    ex.min_score.value = 0.02
+    assert ex.pipeline.name == "rrf (edited)"
+    assert "min_score=0.02" in ex.status.value
+    ex.reset.click()
+    assert ex.pipeline.get_params() == preset("rrf").get_params()
+    assert ex.min_score.value == 0.0
+
+
+def test_live_metrics_equal_run_experiment(lab: Lab) -> None:
+    ex = Explorer(lab, metrics=("recall@5", "recall@10", "mrr"))
+    exp = run_experiment([preset("openclaw")], lab, ["recall@5", "recall@10", "mrr"])
+    for m in ("recall@5", "recall@10", "mrr"):
+        assert ex.metrics[m] == pytest.approx(exp.table.loc["openclaw", m])
+        assert ex.baseline_metrics[m] == ex.metrics[m]
+    ex.min_score.value = 0.0
+    ex.vector_weight.value = 0.6
+    exp2 = run_experiment([ex.pipeline], lab, ["recall@5", "recall@10", "mrr"])
+    for m in ("recall@5", "recall@10", "mrr"):
+        assert ex.metrics[m] == pytest.approx(exp2.table.loc[ex.pipeline.name, m])
+    assert ex.metrics["recall@10"] != ex.baseline_metrics["recall@10"]
+    html = ex.metrics_html.value
+    assert "recall@10" in html and f"{ex.metrics['recall@10']:.3f}" in html
+    by_cat = exp2.by_category("recall@10")[ex.pipeline.name]
+    for cat, value in by_cat.items():
+        assert f">{cat}</td><td>{value:.3f}<" in html
+    ex.live_metrics.value = False
+    assert "off" in ex.metrics_html.value
+
+
+def test_evidence_marks_and_panel(lab: Lab) -> None:
+    ex = Explorer(lab, preset="bm25")
+    qid = _question_with_evidence_found(ex, lab)
+    df = ex.results
+    assert df["qid"].unique().tolist() == [qid]
+    # Coverage arrays and a plain line-overlap check agree on which results are evidence.
+    marked = mark_relevant(df, lab.dataset.evidence)
+    assert marked["relevant"].tolist() == df["evidence"].tolist()
+    html = ex.evidence_html.value
+    ev = lab.dataset.evidence[lab.dataset.evidence["qid"] == qid]
+    first = ev.iloc[0]
+    assert f"{first.path}#L{first.start_line}-L{first.end_line}" in html
+    line = (
+        (lab.dataset.workspaces["default"] / first.path)
+        .read_text()
+        .splitlines()[first.start_line - 1]
+    )
+    assert " ".join(line.split())[:60] in html
+    rank = int(df.index[df["evidence"]][0]) + 1
+    assert f"found at rank {rank}" in html
+    covered = sum(
+        any(
+            r.path == e.path and r.start_line <= e.end_line and e.start_line <= r.end_line
+            for r in df.itertuples()
+        )
+        for e in ev.itertuples()
+    )
+    assert html.count("found at rank") == covered
+    assert f"evidence: {covered} of {len(ev)} spans found" in html
+    assert "green rows cover an evidence span" in ex.results_html.value
+
+
+def test_question_dropdown_and_free_text(lab: Lab) -> None:
+    ex = Explorer(lab)
+    q = lab.dataset.queries
+    qid = q["qid"].iloc[3]
+    ex.question.value = qid
+    assert ex.query.value == q["query"].iloc[3]
+    assert ex.results["qid"].unique().tolist() in ([qid], [])
+    before = ex.retrievals
+    ex.min_score.value = 0.0
+    ex.query.value = "who likes coffee"
+    assert ex.retrievals == before + 1
+    assert "free-text query" in ex.status.value
+    assert "evidence" not in ex.results.columns
+    ex.vector_weight.value = 1.0  # re-scores the cached free-text candidates
+    assert ex.retrievals == before + 1
+    assert ex.results["vector_rank"].tolist() == list(range(len(ex.results)))
+
+
+def test_explorer_on_an_index(small_workspace: Path, tmp_path: Path) -> None:
+    idx = MemoryIndex(small_workspace, db_path=tmp_path / "i.sqlite", embedder=EMBEDDER)
+    ex = Explorer(idx, preset="rrf", query="which machine hosts the gateway")
+    assert ex.retrievals == 1
+    assert "MEMORY.md" in ex.results["path"].tolist()
+    assert "MEMORY.md" in ex.results_html.value
+    ex.preset.value = "openclaw"
+    ex.min_score.value = -1.0
+    ex.vector_weight.value = 1.0
+    assert ex.results["vector_rank"].tolist() == list(range(len(ex.results)))
+    assert ex.retrievals == 1
+    ex.query.value = "commit a828e60"
+    assert ex.retrievals == 2
+    assert ex.metrics == {}
+    bundle = ex._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    ex.query.value = ""
+    assert ex.results.empty and "type a query" in ex.results_html.value
+
+
+def test_bad_arguments(lab: Lab) -> None:
+    with pytest.raises(ValueError, match="unknown preset"):
+        Explorer(lab, preset="nope")
+    with pytest.raises(ValueError, match="not a question"):
+        Explorer(lab, qid="nope")
+    with pytest.raises(ValueError, match="category_metric"):
+        Explorer(lab, metrics=("mrr",), category_metric="recall@10")
