@@ -235,10 +235,31 @@ def test_deeply_nested_folders_do_not_crash_discovery(tmp_path: Path) -> None:
         Path("bottom.md").write_text("- deepword\n")
     finally:
         os.chdir(cwd)
-    files = discover_memory_files(ws)
-    assert len(files) == 1 and files[0].path.endswith("/d/bottom.md")
-    idx = make(ws, tmp_path / "i.sqlite")
-    assert idx.sync().chunks == 1 and len(found(idx, "deepword")) == 1
+    try:
+        files = discover_memory_files(ws)
+        assert len(files) == 1 and files[0].path.endswith("/d/bottom.md")
+        idx = make(ws, tmp_path / "i.sqlite")
+        assert idx.sync().chunks == 1 and len(found(idx, "deepword")) == 1
+        idx.close()
+    finally:
+        _remove_chain(deep)  # shutil.rmtree (and pytest's clean-up) would recurse too deep
+
+
+def _remove_chain(top: Path) -> None:
+    cwd = os.getcwd()
+    os.chdir(top)
+    depth = 0
+    try:
+        while os.path.isdir("d"):
+            os.chdir("d")
+            depth += 1
+        for name in os.listdir("."):
+            os.unlink(name)
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+    finally:
+        os.chdir(cwd)
 
 
 def test_fifo_never_blocks_a_reader(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from memlab.datasets.base import Dataset
-from memlab.datasets.locomo import (
+from memlab.datasets.convwriter import (
     LINE_BREAKS,
     Session,
     cache_dir,
