@@ -201,7 +201,7 @@ def retrieve(
             query_vectors = index.embed_queries(queries)
         vec_pos, vec_sc = index.vector_search(query_vectors, vdepth)
 
-    rows: list[tuple[list[int], list[float], list[float], list[int], list[int]]] = []
+    rows: list[Row] = []
     fallback = np.zeros(nq, dtype=bool)
     for qi, query in enumerate(queries):
         kw_pos: np.ndarray = np.empty(0, dtype=np.int64)
@@ -212,17 +212,9 @@ def retrieve(
             if keyword_fallback and kw_pos.size == 0:
                 kw_pos, kw_rank = _per_keyword(index, query, depth)
                 fallback[qi] = kw_pos.size > 0
-        rows.append(_merge_row(vec_pos[qi], vec_sc[qi], kw_pos, kw_rank))
+        rows.append(merge_row(vec_pos[qi], vec_sc[qi], kw_pos, kw_rank))
 
-    width = max((len(r[0]) for r in rows), default=0)
-    pos = np.full((nq, width), -1, dtype=np.int64)
-    vs = np.full((nq, width), np.nan)
-    tr = np.full((nq, width), np.nan)
-    vr = np.full((nq, width), ABSENT_RANK, dtype=np.int64)
-    kr = np.full((nq, width), ABSENT_RANK, dtype=np.int64)
-    for qi, (p, v, t, a, b) in enumerate(rows):
-        n = len(p)
-        pos[qi, :n], vs[qi, :n], tr[qi, :n], vr[qi, :n], kr[qi, :n] = p, v, t, a, b
+    pos, vs, tr, vr, kr = pad_rows(rows)
     tarr = np.full(nq, np.nan) if times is None else np.asarray(times, dtype=np.float64)
     if tarr.shape != (nq,):
         raise ValueError(f"times must have one value per query ({nq}), got shape {tarr.shape}")
@@ -244,9 +236,28 @@ def retrieve(
     )
 
 
-def _merge_row(
+Row = tuple[list[int], list[float], list[float], list[int], list[int]]
+
+
+def pad_rows(rows: Sequence[Row]) -> tuple[np.ndarray, ...]:
+    """Pad per-query (positions, vector scores, bm25 values, vector ranks, keyword ranks)
+    rows into [Q, C] arrays: padding is position −1, NaN scores and rank −1."""
+    nq = len(rows)
+    width = max((len(r[0]) for r in rows), default=0)
+    pos = np.full((nq, width), -1, dtype=np.int64)
+    vs = np.full((nq, width), np.nan)
+    tr = np.full((nq, width), np.nan)
+    vr = np.full((nq, width), ABSENT_RANK, dtype=np.int64)
+    kr = np.full((nq, width), ABSENT_RANK, dtype=np.int64)
+    for qi, (p, v, t, a, b) in enumerate(rows):
+        n = len(p)
+        pos[qi, :n], vs[qi, :n], tr[qi, :n], vr[qi, :n], kr[qi, :n] = p, v, t, a, b
+    return pos, vs, tr, vr, kr
+
+
+def merge_row(
     vpos: np.ndarray, vsc: np.ndarray, kpos: np.ndarray, krank: np.ndarray
-) -> tuple[list[int], list[float], list[float], list[int], list[int]]:
+) -> Row:
     """Union by chunk in OpenClaw's insertion order: vector hits, then keyword-only hits."""
     order: dict[int, int] = {}
     p: list[int] = []
@@ -307,3 +318,6 @@ def as_time_array(values: Any, n: int) -> np.ndarray:
         return np.full(n, np.nan)
     arr = np.asarray(values, dtype=np.float64)
     return np.broadcast_to(arr, (n,)).copy() if arr.ndim == 0 else arr
+
+
+_merge_row = merge_row  # old private name, still used by benchmarks/_common.py

@@ -516,8 +516,10 @@ class MemoryIndex:
             report = self._sync_into(new, show)
             if self.cache_max_entries:
                 _prune_cache(new, self.cache_max_entries)
+            # Stay in WAL mode: a file swapped in as DELETE would make its first opener
+            # switch it back, which needs an exclusive lock that readers can be refused.
+            # Closing the only connection checkpoints and deletes the temp file's WAL.
             new.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            new.execute("PRAGMA journal_mode=DELETE")
             new.close()
             if old_conn is not None:
                 old_conn.close()
