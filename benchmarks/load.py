@@ -267,6 +267,7 @@ def load_run(
     elapsed = time.monotonic() - t0
     out, err = writer.communicate(timeout=120)
     appended = int(out.strip().splitlines()[-1]) if writer.returncode == 0 else 0
+    n_chunks = len(MemoryIndex(ws, db_path=db, embedder=None).table)
     check = MemoryIndex(ws, db_path=db, embedder=_embedder(embedder), progress=False)
     missing = [
         n
@@ -293,6 +294,7 @@ def load_run(
         "writer_stderr": err[-500:] if writer.returncode else "",
         "threads": threads,
         "embedder": embedder,
+        "index_chunks": n_chunks,
     }
 
 
@@ -305,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=8)
     p.add_argument("--append-every", type=float, default=0.2)
     p.add_argument("--embedder", default="hashing")
+    p.add_argument("--days", type=int, default=180, help="days of the synthetic workspace")
     p = sub.add_parser("big-log")
     p.add_argument("--megabytes", type=float, default=50.0)
     p.add_argument("--embedder", default="hashing")
@@ -321,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                 threads=args.threads,
                 append_every=args.append_every,
                 embedder=args.embedder,
+                days=args.days,
             )
             bad = res["errors"] or res["appended_missing_after_settle"] or res["writer_exit"]
         elif args.cmd == "big-log":

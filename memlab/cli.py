@@ -44,6 +44,12 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fts-tokenizer", choices=("unicode61", "trigram", "porter"), default=None)
     g.add_argument("--config", help="OpenClaw config file (openclaw.json, JSON5)")
     g.add_argument("--agent", help="agent id whose memorySearch override applies (with --config)")
+    g.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for another process writing the index (default 30)",
+    )
 
 
 def _load_config(args: argparse.Namespace) -> Any:
@@ -83,6 +89,7 @@ def _open_index(args: argparse.Namespace) -> Any:
         extra_paths=[*cfg.extra_paths, *args.extra],
         sources=cfg.sources,
         fts_tokenizer=args.fts_tokenizer or cfg.fts_tokenizer,
+        lock_timeout=args.lock_timeout,
     )
 
 
@@ -240,6 +247,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"chunks longer than the model's input limit (embedded truncated): {n_trunc} of"
             f" {report.chunks}"
         )
+        if getattr(report, "zero_vectors", 0):
+            print(
+                f"zero vectors from the provider (stored as zero; such chunks are found by"
+                f" keyword only): {report.zero_vectors}"
+            )
     for path, reason in report.files_failed:
         print(f"  skipped {path}: {reason}", file=sys.stderr)
     return 0

@@ -82,18 +82,21 @@ def memory_search(
         return unavailable(exc)
     cite = citations in ("auto", "on")
     results = []
-    for row in df.itertuples(index=False):
-        snip = make_snippet(row.text, SNIPPET_CHARS)
+    # Column lists, not itertuples: the frame carries every explain column and
+    # itertuples over it costs more than the rest of the answer.
+    cols = [df[c].tolist() for c in ("text", "path", "start_line", "end_line", "score", "source")]
+    for text, path, start, end, score, source in zip(*cols, strict=True):
+        snip = make_snippet(text, SNIPPET_CHARS)
         item: dict[str, Any] = {
-            "path": row.path,
-            "startLine": int(row.start_line),
-            "endLine": int(row.end_line),
-            "score": float(row.score),
+            "path": path,
+            "startLine": int(start),
+            "endLine": int(end),
+            "score": float(score),
             "snippet": snip,
-            "source": row.source,
+            "source": source,
         }
         if cite:
-            c = citation(row.path, int(row.start_line), int(row.end_line))
+            c = citation(path, int(start), int(end))
             item["snippet"] = f"{snip}\n\nSource: {c}"
             item["citation"] = c
         results.append(item)

@@ -20,15 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import kill_loop
 from memlab.embed import HashingEmbedder
 from memlab.index import MemoryIndex
 from memlab.textquery import build_fts_query
 from memlab.tools import memory_search
 from memlab.watch import watch
-from tests.conftest import REPO, write
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-import kill_loop
+from tests.conftest import write
 
 TODAY = "memory/2026-06-01.md"
 
@@ -180,18 +178,29 @@ def test_two_memlab_index_processes_one_waits(tmp_path: Path) -> None:
     assert _chunks(db) == _chunks(fresh)
 
 
-def test_memlab_index_fails_clearly_when_the_lock_stays_taken(tmp_path: Path, monkeypatch) -> None:
+def test_memlab_index_fails_clearly_when_the_lock_stays_taken(tmp_path: Path) -> None:
     from memlab.cli import main
 
     ws = seed_workspace(tmp_path, days=2)
     db = tmp_path / "index.sqlite"
-    monkeypatch.setitem(MemoryIndex.__init__.__kwdefaults__, "lock_timeout", 0.3)
     fd = os.open(str(db) + ".lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            rc = main(["index", str(ws), "--db", str(db), "--embedder", "none", "--quiet"])
+            rc = main(
+                [
+                    "index",
+                    str(ws),
+                    "--db",
+                    str(db),
+                    "--embedder",
+                    "none",
+                    "--quiet",
+                    "--lock-timeout",
+                    "0.3",
+                ]
+            )
     finally:
         os.close(fd)
     assert rc == 1
@@ -267,7 +276,7 @@ def test_stale_table_mid_search_drops_unknown_rows(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_load_reduced(tmp_path: Path) -> None:
     """benchmarks/load.py for 4 s at 20 searches/s: no error, nothing lost."""
-    import load
+    from benchmarks import load
 
     res = load.load_run(tmp_path, seconds=4, rate=20, threads=4, append_every=0.1, days=20)
     assert res["writer_exit"] == 0, res["writer_stderr"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import socket
 import struct
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks import kill_loop
 from memlab.embed import (
     EmbeddingError,
     FallbackEmbedder,
@@ -33,10 +33,7 @@ from memlab.embed import (
 )
 from memlab.index import EMBED_BATCH, MemoryIndex
 from memlab.tools import memory_search
-from tests.conftest import REPO, write
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-import kill_loop
+from tests.conftest import write
 
 DIM = 16
 REF = HashingEmbedder(DIM)
