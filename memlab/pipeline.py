@@ -568,6 +568,13 @@ def bm25_only(**overrides: Any) -> Pipeline:
     return p.replace(**overrides) if overrides else p
 
 
+def _extra(factory: str, **overrides: Any) -> Pipeline:
+    """A preset of ``memlab.presets_extra`` (imported on first use: it imports this module)."""
+    from memlab import presets_extra
+
+    return getattr(presets_extra, factory)(**overrides)
+
+
 PRESETS = {
     "openclaw": openclaw,
     "openclaw-latest": openclaw_latest,
@@ -575,6 +582,8 @@ PRESETS = {
     "qmd-like": qmd_like,
     "vector": vector_only,
     "bm25": bm25_only,
+    "memlab-best": lambda **kw: _extra("memlab_best", **kw),
+    "memlab-best-chunk": lambda **kw: _extra("memlab_best_chunk", **kw),
 }
 
 
