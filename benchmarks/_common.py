@@ -204,7 +204,7 @@ def random_lab_candidates(
     """
     import pandas as pd
 
-    from memlab.candidates import CandidateSet, _merge_row
+    from memlab.candidates import CandidateSet, merge_row, pad_rows
     from memlab.eval.lab import LabCandidates
     from memlab.eval.relevance import candidate_coverage, span_table
     from memlab.fusion import bm25_rank_to_score
@@ -232,28 +232,20 @@ def random_lab_candidates(
             if leg in (1, 2):
                 txt[d] += rng.uniform(1.0, 6.0)
         v_docs = np.argsort(-vec, kind="stable")[:depth]
-        n_shared = int(round(overlap * depth))
+        n_shared = round(overlap * depth)
         shared = rng.choice(v_docs, size=n_shared, replace=False)
         others = np.setdiff1d(np.arange(pool), v_docs)
         k_docs = np.concatenate([shared, others[: depth - n_shared]])
         k_docs = k_docs[np.argsort(-txt[k_docs], kind="stable")]
         rows.append(
-            _merge_row(base + v_docs, vec[v_docs].astype(float), base + k_docs, -txt[k_docs])
+            merge_row(base + v_docs, vec[v_docs].astype(float), base + k_docs, -txt[k_docs])
         )
         qid = f"q{q}"
         qrels[qid] = {f"q{q}/d{d}.md": 1 for d in rel}
         vrun[qid] = {f"q{q}/d{d}.md": float(vec[d]) for d in v_docs}
         trun[qid] = {f"q{q}/d{d}.md": bm25_rank_to_score(-float(txt[d])) for d in k_docs}
         ev_rows.extend((qid, f"q{q}/d{d}.md", 1, 1) for d in rel)
-    width = max(len(r[0]) for r in rows)
-    pos = np.full((n_queries, width), -1, dtype=np.int64)
-    vs = np.full((n_queries, width), np.nan)
-    tr = np.full((n_queries, width), np.nan)
-    vr = np.full((n_queries, width), -1, dtype=np.int64)
-    kr = np.full((n_queries, width), -1, dtype=np.int64)
-    for i, (p, v, t, a, b) in enumerate(rows):
-        n = len(p)
-        pos[i, :n], vs[i, :n], tr[i, :n], vr[i, :n], kr[i, :n] = p, v, t, a, b
+    pos, vs, tr, vr, kr = pad_rows(rows)
     table = ChunkTable(
         rowids=np.arange(n_docs, dtype=np.int64),
         ids=paths.copy(),

@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import (  # noqa: E402
+from benchmarks._common import (
     REPO,
     cache_dir,
     log,
@@ -68,7 +68,9 @@ def make_datasets() -> None:
 
     for name, cfg in CORPORA.items():
         ds = generate(SynthConfig(**cfg), REPO / "datasets" / name, overwrite=True)
-        print(f"{name}: {len(ds.queries)} queries, {ds.info['files']} files, {ds.info['lines']} lines")
+        print(
+            f"{name}: {len(ds.queries)} queries, {ds.info['files']} files, {ds.info['lines']} lines"
+        )
 
 
 def datasets(quick: bool) -> list[tuple[str, Any, str]]:
@@ -90,31 +92,36 @@ def datasets(quick: bool) -> list[tuple[str, Any, str]]:
     return out
 
 
-def evaluate(name: str, ds: Any, unit: str, embedder: str) -> dict[str, dict[str, float]]:
+def evaluate(
+    name: str, ds: Any, unit: str, embedder: str, presets: list[str] | None = None
+) -> dict[str, dict[str, float]]:
     """Mean of each metric per preset: {preset: {metric: value, "n": queries}}."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.pipeline import PRESETS, preset
 
-    lab = Lab(ds, embedder=embedder, unit=unit, index_dir=cache_dir() / f"quality-{name}",
-              progress=False)
-    res = run_experiment([preset(p) for p in PRESETS], lab, list(METRICS), baseline=None)
+    names = list(presets or PRESETS)
+
+    lab = Lab(
+        ds, embedder=embedder, unit=unit, index_dir=cache_dir() / f"quality-{name}", progress=False
+    )
+    res = run_experiment([preset(p) for p in names], lab, list(METRICS), baseline=None)
     out: dict[str, dict[str, float]] = {}
-    for p in PRESETS:
+    for p in names:
         row = res.table.loc[p]
         out[p] = {m: round(float(row[m]), 6) for m in METRICS}
         out[p]["n"] = int(row["n"])
     return out
 
 
-def run(quick: bool, embedders: list[str]) -> dict[str, Any]:
-    """Every figure of this run, keyed ``dataset/embedder/unit``."""
+def run(quick: bool, embedders: list[str], presets: list[str] | None = None) -> dict[str, Any]:
+    """Every figure of this run, keyed ``dataset/embedder/unit`` (all presets by default)."""
     figures: dict[str, Any] = {}
     for name, ds, unit in datasets(quick):
         for emb in embedders:
             key = f"{name}/{emb}/{unit}"
             log(f"quality {key}")
-            figures[key] = evaluate(name, ds, unit, emb)
+            figures[key] = evaluate(name, ds, unit, emb, presets)
     return figures
 
 
@@ -152,16 +159,20 @@ def main() -> int:
     p.add_argument("--check", action="store_true", help="fail on a drop beyond the tolerance")
     p.add_argument("--update-baseline", metavar="REASON", help="rewrite benchmarks/baseline.json")
     p.add_argument("--make-datasets", action="store_true", help="regenerate datasets/synthetic-*")
+    p.add_argument("--presets", help="comma list of presets (default: every preset)")
     args = p.parse_args()
     if args.make_datasets:
         make_datasets()
         return 0
     embedders = (args.embedders or ("hashing" if args.quick else "hashing,local")).split(",")
-    figures = run(args.quick, embedders)
+    presets = args.presets.split(",") if args.presets else None
+    figures = run(args.quick, embedders, presets)
     rows = []
     for key, systems in figures.items():
         for name, vals in systems.items():
-            rows.append({"data": key, "preset": name, **{m: vals[m] for m in METRICS}, "n": vals["n"]})
+            rows.append(
+                {"data": key, "preset": name, **{m: vals[m] for m in METRICS}, "n": vals["n"]}
+            )
     print_table(rows)
     status = 0
     result: dict[str, Any] = {"figures": figures}
@@ -173,16 +184,21 @@ def main() -> int:
         if not cmp:
             print("\nno figure of this run is in the baseline: nothing checked")
         elif fails:
-            print(f"\nQUALITY REGRESSION: {len(fails)} of {len(cmp)} figures dropped beyond tolerance")
+            print(
+                f"\nQUALITY REGRESSION: {len(fails)} of {len(cmp)} figures dropped beyond tolerance"
+            )
             print_table(fails)
             status = 1
         else:
             better = sum(r["change"] > 1e-9 for r in cmp)
-            print(f"\nquality check passed: {len(cmp)} figures within tolerance ({better} improved)")
+            print(
+                f"\nquality check passed: {len(cmp)} figures within tolerance ({better} improved)"
+            )
     if args.update_baseline:
         old = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
-        merged = dict(old.get("figures", {}))
-        merged.update(figures)
+        merged = {k: dict(v) for k, v in old.get("figures", {}).items()}
+        for key, systems in figures.items():
+            merged.setdefault(key, {}).update(systems)
         doc = {
             "about": "Committed quality figures; tests/test_bench_guard.py and "
             "`python benchmarks/quality.py --check` fail on a drop beyond the tolerance. "

@@ -45,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import (  # noqa: E402
+from benchmarks._common import (
     cache_dir,
     log,
     note_lines,
@@ -240,7 +240,14 @@ def worker_latency(n: int, nq: int, repeats: int, quick: bool) -> dict[str, Any]
     from memlab.candidates import retrieve
     from memlab.pipeline import openclaw
     from memlab.textquery import build_fts_query
-    from memlab.vectors import FaissHNSW, FaissIVF, QuantizedScan, exact_topk, make_engine, recall_at_k
+    from memlab.vectors import (
+        FaissHNSW,
+        FaissIVF,
+        QuantizedScan,
+        exact_topk,
+        make_engine,
+        recall_at_k,
+    )
 
     res: dict[str, Any] = {"chunks": n}
     log(f"[{n}] open index")
@@ -264,7 +271,9 @@ def worker_latency(n: int, nq: int, repeats: int, quick: bool) -> dict[str, Any]
     log(f"[{n}] legs")
     exact = make_engine("numpy", v)
     res["vector_exact"] = per_query(lambda i: exact.search(qv[i : i + 1], DEPTH), items, repeats)
-    res["vector_index_today"] = per_query(lambda i: idx.vector_search(qv[i : i + 1], DEPTH), items, repeats)
+    res["vector_index_today"] = per_query(
+        lambda i: idx.vector_search(qv[i : i + 1], DEPTH), items, repeats
+    )
     res["keyword_fts5_and"] = per_query(lambda i: idx.keyword_search(fts[i], DEPTH), items, repeats)
 
     def hybrid(i: int) -> None:
@@ -274,7 +283,9 @@ def worker_latency(n: int, nq: int, repeats: int, quick: bool) -> dict[str, Any]
     log(f"[{n}] memlab exact hybrid")
     adopt(idx, exact)
     res["memlab_exact"] = per_query(hybrid, items, repeats)
-    res["memlab_exact"]["over_bound"] = res["memlab_exact"]["p50_ms"]["median"] / res["bandwidth"]["bound_ms"]
+    res["memlab_exact"]["over_bound"] = (
+        res["memlab_exact"]["p50_ms"]["median"] / res["bandwidth"]["bound_ms"]
+    )
     t = time.perf_counter()
     cs = retrieve(idx, queries, depth=DEPTH, query_vectors=qv)
     pipe.rank(cs)
@@ -310,13 +321,20 @@ def worker_latency(n: int, nq: int, repeats: int, quick: bool) -> dict[str, Any]
             if rec >= RECALL_TARGET:
                 chosen = nprobe
                 break
-        res["ivf"] = {"nlist": ivf.nlist, "build_seconds": ivf.build_seconds, "sweep": sweep,
-                      "nprobe": chosen, "nbytes": ivf.nbytes}
+        res["ivf"] = {
+            "nlist": ivf.nlist,
+            "build_seconds": ivf.build_seconds,
+            "sweep": sweep,
+            "nprobe": chosen,
+            "nbytes": ivf.nbytes,
+        }
         if chosen is not None:
             ivf.nprobe = chosen
             found, _ = ivf.search(qv, 10)
             res["ivf"]["recall_at_10"] = recall_at_k(found, truth10)
-            res["ivf"]["vector"] = per_query(lambda i: ivf.search(qv[i : i + 1], DEPTH), items, repeats)
+            res["ivf"]["vector"] = per_query(
+                lambda i: ivf.search(qv[i : i + 1], DEPTH), items, repeats
+            )
             adopt(idx, ivf)
             res["memlab_ivf"] = per_query(hybrid, items, repeats)
             t = time.perf_counter()
@@ -332,8 +350,13 @@ def worker_latency(n: int, nq: int, repeats: int, quick: bool) -> dict[str, Any]
             hn.ef_search = ef
             found, _ = hn.search(qv, 10)
             lat = per_query(lambda i: hn.search(qv[i : i + 1], DEPTH), items, 1)
-            hs.append({"ef_search": ef, "recall_at_10": recall_at_k(found, truth10),
-                       "p50_ms": lat["p50_ms"]["median"]})
+            hs.append(
+                {
+                    "ef_search": ef,
+                    "recall_at_10": recall_at_k(found, truth10),
+                    "p50_ms": lat["p50_ms"]["median"],
+                }
+            )
         res["hnsw"] = {"build_seconds": hn.build_seconds, "sweep": hs}
         del hn
 
@@ -415,7 +438,12 @@ def plot(results: list[dict[str, Any]], rss: list[dict[str, Any]], path: str) ->
 
     ax.plot(ns, series("openclaw"), "o-", label="OpenClaw pinned (FTS5 + sqlite-vec scan)")
     ax.plot(ns, series("memlab_exact"), "o-", label="memlab exact hybrid")
-    ax.plot(ns, [r["bandwidth"]["bound_ms"] for r in results], "k--", label="bandwidth bound of the scan")
+    ax.plot(
+        ns,
+        [r["bandwidth"]["bound_ms"] for r in results],
+        "k--",
+        label="bandwidth bound of the scan",
+    )
     ax.plot(ns, series("memlab_ivf"), "o-", label="memlab IVF hybrid (recall@10 ≥ 0.98)")
     ax.plot(ns, series("keyword_fts5_and"), "o:", label="FTS5 AND leg alone")
     ax.set_xscale("log")
@@ -424,10 +452,24 @@ def plot(results: list[dict[str, Any]], rss: list[dict[str, Any]], path: str) ->
     ax.set_ylabel("p50 latency per query (ms), query embedding excluded")
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
-    bx.plot([r["chunks"] for r in rss], [r["peak_rss_mb"] - r["baseline_rss_mb"] for r in rss], "o-",
-            label="memlab process: peak RSS − start-up RSS")
-    bx.plot([r["chunks"] for r in rss], [r["vector_mb"] for r in rss], "k--", label="raw float32 vectors")
-    bx.plot([r["chunks"] for r in rss], [r["limit_mb"] for r in rss], ":", label="1.5 × (vectors + FTS index)")
+    bx.plot(
+        [r["chunks"] for r in rss],
+        [r["peak_rss_mb"] - r["baseline_rss_mb"] for r in rss],
+        "o-",
+        label="memlab process: peak RSS − start-up RSS",
+    )
+    bx.plot(
+        [r["chunks"] for r in rss],
+        [r["vector_mb"] for r in rss],
+        "k--",
+        label="raw float32 vectors",
+    )
+    bx.plot(
+        [r["chunks"] for r in rss],
+        [r["limit_mb"] for r in rss],
+        ":",
+        label="1.5 × (vectors + FTS index)",
+    )
     bx.set_xscale("log")
     bx.set_yscale("log")
     bx.set_xlabel("chunks")
@@ -453,10 +495,19 @@ def main() -> int:
         args.nq = 30 if args.quick else 100
     reps = args.repeats or (2 if args.quick else 3)
     if args.worker:
-        out = worker_latency(args.n, args.nq, reps, args.quick) if args.worker == "latency" else worker_rss(args.n)
+        out = (
+            worker_latency(args.n, args.nq, reps, args.quick)
+            if args.worker == "latency"
+            else worker_rss(args.n)
+        )
         print(json.dumps(out, default=float))
         return 0
-    sizes = [int(float(s)) for s in (args.sizes or ("1000,10000" if args.quick else "1000,10000,100000,1000000")).split(",")]
+    sizes = [
+        int(float(s))
+        for s in (
+            args.sizes or ("1000,10000" if args.quick else "1000,10000,100000,1000000")
+        ).split(",")
+    ]
     results, rss = [], []
     for n in sizes:
         log(f"size {n}: latency worker")

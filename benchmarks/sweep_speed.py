@@ -13,7 +13,8 @@ Systems (all scoring ndcg@10 over the same candidates):
   path: ``Pipeline.rank`` → ``hits_from_topk`` → ``evaluate_hits``).
 - ``ranx``: ``optimize_fusion`` (wsum: weights on a 0.01 grid summing to 1;
   rrf: k = 10..100). numba compiles on first use: that warm-up is measured
-  separately and excluded from the sweep times.
+  separately and excluded from the sweep times. Skipped with ``--quick``
+  (the warm-up alone takes ~40 s).
 - ``re-run search``: retrieving the candidates again for every setting (both
   legs through the index, then ranking), as a sweep without cached candidates
   does; measured on LoCoMo turn-level (or a synthetic workspace) with the
@@ -35,7 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import (  # noqa: E402
+from benchmarks._common import (
     log,
     parser,
     print_table,
@@ -98,13 +99,17 @@ def ranx_warmup() -> float:
     q = Qrels({"a": {"d1": 1}, "b": {"d2": 1}})
     r1 = Run({"a": {"d1": 0.5, "d2": 0.2}, "b": {"d2": 0.1, "d3": 0.4}})
     r2 = Run({"a": {"d2": 0.3}, "b": {"d2": 0.9}})
-    optimize_fusion(q, [r1, r2], norm=None, method="wsum", metric=METRIC, step=0.5, show_progress=False)
+    optimize_fusion(
+        q, [r1, r2], norm=None, method="wsum", metric=METRIC, step=0.5, show_progress=False
+    )
     optimize_fusion(q, [r1, r2], norm=None, method="rrf", metric=METRIC, show_progress=False)
     evaluate(q, r1, METRIC)
     return time.perf_counter() - t
 
 
-def run_ranx(lc: Any, method: str, repeats: int) -> tuple[list[float], list[tuple[Any, float]], Any]:
+def run_ranx(
+    lc: Any, method: str, repeats: int
+) -> tuple[list[float], list[tuple[Any, float]], Any]:
     """Time ``optimize_fusion``; returns (seconds, [(setting, mean metric)], ranx's best)."""
     from ranx import Qrels, Run, optimize_fusion
 
@@ -174,7 +179,10 @@ def rerun_search(quick: bool) -> dict[str, Any]:
 
 
 def main() -> int:
-    args = parser(__doc__.splitlines()[0]).parse_args()
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--no-ranx", action="store_true", help="skip ranx (always skipped with --quick)")
+    p.add_argument("--plot", help="write a PNG of the timings and the sweep curve here")
+    args = p.parse_args()
     quick = args.quick
     nq = 300 if quick else 1000
     reps = args.repeats or (3 if quick else 5)
@@ -193,7 +201,9 @@ def main() -> int:
 
     # --- 101-point weighted-sum sweep
     w_base = wsum_base()
-    grid = [w_base.replace(vector_weight=w / 100, text_weight=round(1 - w / 100, 2)) for w in range(101)]
+    grid = [
+        w_base.replace(vector_weight=w / 100, text_weight=round(1 - w / 100, 2)) for w in range(101)
+    ]
     log("wsum: memlab fast")
     t_fast, v_fast, path = run_memlab(lc, grid, reps)
     log("wsum: memlab loop")
@@ -207,17 +217,19 @@ def main() -> int:
         "memlab_loop_seconds": stats(t_loop),
         "fast_equals_loop_per_query": identical,
         "best_vector_weight": grid[int(means.argmax())].vector_weight,
+        "curve": [[s.vector_weight, float(m)] for s, m in zip(grid, means, strict=True)],
         "best_mean": float(means.max()),
     }
 
     warm = None
-    have_ranx = True
-    try:
-        log("ranx warm-up (numba compile)")
-        warm = ranx_warmup()
-        log("ranx wsum")
-    except ImportError:
-        have_ranx = False
+    have_ranx = not quick and not args.no_ranx
+    if have_ranx:
+        try:
+            log("ranx warm-up (numba compile)")
+            warm = ranx_warmup()
+            log("ranx wsum")
+        except ImportError:
+            have_ranx = False
     if have_ranx:
         t_ranx, rep, best = run_ranx(lc, "wsum", max(1, reps // 2))
         ours = {(s.vector_weight, s.text_weight): float(means[i]) for i, s in enumerate(grid)}
@@ -237,19 +249,39 @@ def main() -> int:
                 "ranx_best_weights": list(ranx_best),
                 "memlab_best_same_rule": list(ours_last_best),
                 "same_best": ranx_best == ours_last_best,
+                "ranx_curve": [[t[0], v] for t, v in pairs],
             }
         )
     f_med = results["wsum"]["memlab_fast_seconds"]["median"]
-    rows.append({"sweep": "wsum 101", "system": "memlab fast", "seconds": stats(t_fast), "x slower than fast": 1.0})
-    rows.append({"sweep": "wsum 101", "system": "memlab loop", "seconds": stats(t_loop),
-                 "x slower than fast": stats(t_loop)["median"] / f_med})
+    rows.append(
+        {
+            "sweep": "wsum 101",
+            "system": "memlab fast",
+            "seconds": stats(t_fast),
+            "x slower than fast": 1.0,
+        }
+    )
+    rows.append(
+        {
+            "sweep": "wsum 101",
+            "system": "memlab loop",
+            "seconds": stats(t_loop),
+            "x slower than fast": stats(t_loop)["median"] / f_med,
+        }
+    )
     if have_ranx:
         # ranx evaluates fewer settings (float-sum defect): compare per setting, scaled to 101.
         r = results["wsum"]
         scaled = r["ranx_seconds"]["median"] / r["ranx_settings"] * 101
         r["ranx_seconds_per_101"] = scaled
-        rows.append({"sweep": "wsum 101", "system": f"ranx ({r['ranx_settings']} settings)",
-                     "seconds": r["ranx_seconds"], "x slower than fast": scaled / f_med})
+        rows.append(
+            {
+                "sweep": "wsum 101",
+                "system": f"ranx ({r['ranx_settings']} settings)",
+                "seconds": r["ranx_seconds"],
+                "x slower than fast": scaled / f_med,
+            }
+        )
 
     # --- 10 × 10 RRF grid
     r_base = rrf_base()
@@ -268,18 +300,35 @@ def main() -> int:
         "memlab_fast_seconds": stats(t_rfast),
         "memlab_loop_seconds": stats(t_rloop),
         "fast_equals_loop_per_query": bool(np.array_equal(rv_fast, rv_loop, equal_nan=True)),
-        "best_setting": {"rrf_k": rgrid[int(rmeans.argmax())].rrf_k,
-                         "vector_weight": rgrid[int(rmeans.argmax())].vector_weight},
+        "best_setting": {
+            "rrf_k": rgrid[int(rmeans.argmax())].rrf_k,
+            "vector_weight": rgrid[int(rmeans.argmax())].vector_weight,
+        },
     }
     rf = results["rrf"]["memlab_fast_seconds"]["median"]
-    rows.append({"sweep": "rrf 10x10", "system": "memlab fast", "seconds": stats(t_rfast), "x slower than fast": 1.0})
-    rows.append({"sweep": "rrf 10x10", "system": "memlab loop", "seconds": stats(t_rloop),
-                 "x slower than fast": stats(t_rloop)["median"] / rf})
+    rows.append(
+        {
+            "sweep": "rrf 10x10",
+            "system": "memlab fast",
+            "seconds": stats(t_rfast),
+            "x slower than fast": 1.0,
+        }
+    )
+    rows.append(
+        {
+            "sweep": "rrf 10x10",
+            "system": "memlab loop",
+            "seconds": stats(t_rloop),
+            "x slower than fast": stats(t_rloop)["median"] / rf,
+        }
+    )
     if have_ranx:
         log("ranx rrf")
         t_rr, rrep, rbest = run_ranx(lc, "rrf", max(1, reps // 2))
         # ranx's RRF is unweighted: compare with memlab's weight 1/1 column.
-        unweighted = {int(s.rrf_k): float(rmeans[i]) for i, s in enumerate(rgrid) if s.vector_weight == 1.0}
+        unweighted = {
+            int(s.rrf_k): float(rmeans[i]) for i, s in enumerate(rgrid) if s.vector_weight == 1.0
+        }
         diffs = [abs(v - unweighted[k]) for k, v in rrep]
         per = stats(t_rr)["median"] / len(rrep)
         results["rrf"].update(
@@ -292,8 +341,14 @@ def main() -> int:
                 "ranx_best_k": rbest["k"],
             }
         )
-        rows.append({"sweep": "rrf 10x10", "system": "ranx (k only, x10)", "seconds": stats(t_rr),
-                     "x slower than fast": per * 100 / rf})
+        rows.append(
+            {
+                "sweep": "rrf 10x10",
+                "system": "ranx (k only, x10)",
+                "seconds": stats(t_rr),
+                "x slower than fast": per * 100 / rf,
+            }
+        )
     results["ranx_warmup_seconds"] = warm
 
     # --- re-running the search per setting (real index, hashing embedder)
@@ -301,23 +356,79 @@ def main() -> int:
     rr = rerun_search(quick)
     results["rerun"] = rr
     per = rr["per_setting_seconds"]["median"]
-    rows.append({"sweep": f"wsum 101, {rr['dataset']}", "system": "re-run search x101",
-                 "seconds": per * 101, "x slower than fast": per * 101 / rr["fast_101_seconds"]["median"]})
-    rows.append({"sweep": f"wsum 101, {rr['dataset']}", "system": "memlab fast",
-                 "seconds": rr["fast_101_seconds"], "x slower than fast": 1.0})
+    rows.append(
+        {
+            "sweep": f"wsum 101, {rr['dataset']}",
+            "system": "re-run search x101",
+            "seconds": per * 101,
+            "x slower than fast": per * 101 / rr["fast_101_seconds"]["median"],
+        }
+    )
+    rows.append(
+        {
+            "sweep": f"wsum 101, {rr['dataset']}",
+            "system": "memlab fast",
+            "seconds": rr["fast_101_seconds"],
+            "x slower than fast": 1.0,
+        }
+    )
 
-    print(f"{nq} queries x {lc.cs.width} candidates (50 per leg), metric {METRIC}; "
-          f"ranx numba warm-up {warm if warm is None else round(warm, 1)} s (excluded)")
+    print(
+        f"{nq} queries x {lc.cs.width} candidates (50 per leg), metric {METRIC}; "
+        f"ranx numba warm-up {warm if warm is None else round(warm, 1)} s (excluded)"
+    )
     print_table(rows)
     w = results["wsum"]
-    print(f"\nwsum: fast == loop per query: {w['fast_equals_loop_per_query']}; best vector_weight "
-          f"{w['best_vector_weight']} (ndcg@10 {w['best_mean']:.4f})")
+    print(
+        f"\nwsum: fast == loop per query: {w['fast_equals_loop_per_query']}; best vector_weight "
+        f"{w['best_vector_weight']} (ndcg@10 {w['best_mean']:.4f})"
+    )
     if have_ranx:
-        print(f"ranx: {w['ranx_settings']} of 101 settings evaluated; max |mean diff| "
-              f"{w['max_abs_diff_vs_ranx']:.2e}; same best: {w['same_best']} ({w['ranx_best_weights']})")
-        print(f"rrf: max |mean diff| vs ranx (unweighted) {results['rrf']['max_abs_diff_vs_ranx_unweighted']:.2e}")
+        print(
+            f"ranx: {w['ranx_settings']} of 101 settings evaluated; max |mean diff| "
+            f"{w['max_abs_diff_vs_ranx']:.2e}; same best: {w['same_best']} ({w['ranx_best_weights']})"
+        )
+        print(
+            f"rrf: max |mean diff| vs ranx (unweighted) {results['rrf']['max_abs_diff_vs_ranx_unweighted']:.2e}"
+        )
+    if args.plot:
+        plot(rows, results, args.plot)
     report("sweep_speed", args, inputs, results)
     return 0
+
+
+def plot(rows: list[dict[str, Any]], results: dict[str, Any], path: str) -> None:
+    """Seconds per sweep (log scale) and the wsum curve, memlab's line over ranx's points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4.2))
+    labels = [f"{r['sweep']}\n{r['system']}" for r in rows]
+    secs = [
+        r["seconds"]["median"] if isinstance(r["seconds"], dict) else r["seconds"] for r in rows
+    ]
+    ax.barh(range(len(rows)), secs, color=["C0" if "fast" in r["system"] else "C7" for r in rows])
+    ax.set_yticks(range(len(rows)), labels, fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds for the whole sweep (median)")
+    ax.invert_yaxis()
+    w = results["wsum"]
+    xs, ys = zip(*w["curve"], strict=True)
+    bx.plot(xs, ys, "-", label="memlab fast path")
+    if "ranx_curve" in w:
+        rx, ry = zip(*w["ranx_curve"], strict=True)
+        bx.plot(rx[::5], ry[::5], "o", mfc="none", label="ranx optimize_fusion (every 5th)")
+    bx.set_xlabel("vector weight (text weight = 1 − w)")
+    bx.set_ylabel("ndcg@10")
+    bx.legend(fontsize=8)
+    bx.grid(alpha=0.3)
+    fig.suptitle("Weight sweeps over cached candidates (1,000 queries × 50 per leg)")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

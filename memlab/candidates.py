@@ -255,9 +255,7 @@ def pad_rows(rows: Sequence[Row]) -> tuple[np.ndarray, ...]:
     return pos, vs, tr, vr, kr
 
 
-def merge_row(
-    vpos: np.ndarray, vsc: np.ndarray, kpos: np.ndarray, krank: np.ndarray
-) -> Row:
+def merge_row(vpos: np.ndarray, vsc: np.ndarray, kpos: np.ndarray, krank: np.ndarray) -> Row:
     """Union by chunk in OpenClaw's insertion order: vector hits, then keyword-only hits."""
     order: dict[int, int] = {}
     p: list[int] = []

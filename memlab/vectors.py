@@ -30,6 +30,7 @@ and call ``engine.search`` in its vector leg.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import time
@@ -124,7 +125,7 @@ def _scan_one(
     parts = list(
         pool.map(
             lambda lo_hi: _scan_block(v[lo_hi[0] : lo_hi[1]], q, k, int(lo_hi[0])),
-            zip(bounds[:-1], bounds[1:], strict=True),
+            itertools.pairwise(bounds),
         )
     )
     pos = np.concatenate([p for p, _ in parts])
@@ -350,7 +351,11 @@ class FaissIVF:
         if self.n:
             # k-means needs ~39 points per cell; more buys little and costs time.
             m = min(self.n, train_size or 64 * self.nlist)
-            sample = v if m == self.n else v[np.random.default_rng(seed).choice(self.n, m, replace=False)]
+            sample = (
+                v
+                if m == self.n
+                else v[np.random.default_rng(seed).choice(self.n, m, replace=False)]
+            )
             self.index.train(sample)
             self.index.add(v)
         self._quantizer = quantizer  # faiss does not own it from Python: keep it alive
@@ -379,7 +384,7 @@ class FaissIVF:
             return _empty(q.shape[0])
         if not self.rerank:
             return _from_faiss(*self.index.search(q, kk))
-        scores, labels = self.index.search(q, min(self.n, kk * self.oversample))
+        _scores, labels = self.index.search(q, min(self.n, kk * self.oversample))
         return _rescore(self.vectors, q, labels.astype(np.int64), kk)
 
 

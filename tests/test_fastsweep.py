@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memlab.candidates import CandidateSet, _merge_row
+from memlab.candidates import CandidateSet, merge_row, pad_rows
 from memlab.eval.fastsweep import (
     fast_path_reason,
     rank_settings,
@@ -50,16 +50,8 @@ def random_candidates(seed: int, nq: int = 30, depth: int = 8, coarse: bool = Tr
         v_docs = np.argsort(-vec, kind="stable")[:nv]
         k_docs = rng.choice(pool, size=nk, replace=False)
         k_docs = k_docs[np.argsort(raw[k_docs], kind="stable")]
-        rows.append(_merge_row(base + v_docs, vec[v_docs], base + k_docs, raw[k_docs]))
-    width = max(1, max(len(r[0]) for r in rows))
-    pos = np.full((nq, width), -1, dtype=np.int64)
-    vs = np.full((nq, width), np.nan)
-    tr = np.full((nq, width), np.nan)
-    vr = np.full((nq, width), -1, dtype=np.int64)
-    kr = np.full((nq, width), -1, dtype=np.int64)
-    for i, (p, v, t, a, b) in enumerate(rows):
-        k = len(p)
-        pos[i, :k], vs[i, :k], tr[i, :k], vr[i, :k], kr[i, :k] = p, v, t, a, b
+        rows.append(merge_row(base + v_docs, vec[v_docs], base + k_docs, raw[k_docs]))
+    pos, vs, tr, vr, kr = pad_rows(rows)
     table = ChunkTable(
         rowids=np.arange(n, dtype=np.int64),
         ids=np.array([f"c{i}" for i in range(n)], dtype=object),
@@ -138,7 +130,9 @@ def test_ties_and_wide_candidates_are_reproduced() -> None:
     assert_same_as_pipeline(cs, systems)
     # Coarse scores: many exact ties that only insertion order resolves.
     cs = random_candidates(6, nq=50, depth=30, coarse=True)
-    assert_same_as_pipeline(cs, [openclaw(max_results=5).replace(vector_weight=w / 10) for w in range(11)])
+    assert_same_as_pipeline(
+        cs, [openclaw(max_results=5).replace(vector_weight=w / 10) for w in range(11)]
+    )
 
 
 def test_skyline_keeps_every_possible_top_k() -> None:
@@ -165,7 +159,11 @@ def test_select_rows_per_row_thresholds() -> None:
     valid = np.array([[True, True, False, True], [True, True, True, True]])
     has_text = np.array([[False, True, False, False], [True, False, True, False]])
     cols, scores, sel = select_rows(
-        final, valid, has_text, min_score=np.array([0.5, 0.5]), max_results=3,
+        final,
+        valid,
+        has_text,
+        min_score=np.array([0.5, 0.5]),
+        max_results=3,
         relaxed_threshold=np.array([0.3, 0.15]),
     )
     # Row 0: ties keep column order (1 before 3); row 1: relaxed keyword hits only.

@@ -46,7 +46,7 @@ def test_exact_topk_matches_brute_force_with_ties() -> None:
 
 def test_exact_topk_edges() -> None:
     v = unit(np.random.default_rng(2).standard_normal((5, 4)))
-    pos, sc = exact_topk(v, v[:2], 50)  # k > N → k' = N
+    pos, _sc = exact_topk(v, v[:2], 50)  # k > N → k' = N
     assert pos.shape == (2, 5) and set(pos[0]) == set(range(5))
     assert exact_topk(v, v[:2], 0)[0].shape == (2, 0)
     assert exact_topk(np.zeros((0, 4), np.float32), v[:1], 3)[0].shape == (1, 0)

@@ -57,8 +57,6 @@ SWEEPABLE = frozenset({"vector_weight", "text_weight", "rrf_k", "min_score"})
 # Fusions whose score is monotone (non-decreasing) in each leg, so that a
 # candidate beaten on both legs by K earlier candidates never reaches the top K.
 MONOTONE_FUSIONS = frozenset({"wsum", "rrf"})
-# Settings × queries × candidates held at once (float64 cells), to bound memory.
-BATCH_CELLS = 4_000_000
 
 
 @dataclass
@@ -93,6 +91,13 @@ def fast_path_reason(cs: CandidateSet, systems: Sequence[Pipeline]) -> str | Non
     """
     if not systems:
         return "no settings"
+    from memlab.pipeline import Pipeline
+
+    own = (
+        type(s).scores is not Pipeline.scores or type(s).rank is not Pipeline.rank for s in systems
+    )
+    if any(own):
+        return "a Pipeline subclass with stages of its own (scored one setting at a time)"
     base = systems[0]
     mode = base.mode(cs)
     if mode != "hybrid":
@@ -104,7 +109,9 @@ def fast_path_reason(cs: CandidateSet, systems: Sequence[Pipeline]) -> str | Non
     for s in systems[1:]:
         diff = [k for k, v in zip(names, ref, strict=True) if getattr(s, k) != v]
         if diff:
-            return f"settings differ in {', '.join(diff)} (the fast path sweeps {sorted(SWEEPABLE)})"
+            return (
+                f"settings differ in {', '.join(diff)} (the fast path sweeps {sorted(SWEEPABLE)})"
+            )
     return None
 
 
@@ -125,13 +132,19 @@ def skyline_keep(
     read that sub-ranking). Keep = valid and (beaten by < k, or a keyword-leg
     candidate beaten by < k keyword-leg candidates).
     """
-    q, c = a.shape
-    earlier = np.tri(c, c, -1, dtype=bool).T  # earlier[c', c]: c' < c
-    beats = (a[:, :, None] >= a[:, None, :]) & (b[:, :, None] >= b[:, None, :]) & earlier
-    beats &= valid[:, :, None]
-    n_all = beats.sum(axis=1)
-    n_text = (beats & has_text[:, :, None]).sum(axis=1)
-    return valid & ((n_all < k) | (has_text & (n_text < k)))
+    c = a.shape[1]
+    keep = valid.copy()
+    if c <= k:
+        return keep
+    # Column c has only c earlier columns: the first k are always kept.
+    tail = slice(k, None)
+    earlier = np.arange(c)[:, None] < np.arange(k, c)[None, :]  # earlier[c', j]: c' < j
+    beats = (a[:, :, None] >= a[:, None, tail]) & (b[:, :, None] >= b[:, None, tail])
+    beats &= earlier & valid[:, :, None]
+    n_all = np.count_nonzero(beats, axis=1)
+    n_text = np.count_nonzero(beats & has_text[:, :, None], axis=1)
+    keep[:, tail] &= (n_all < k) | (has_text[:, tail] & (n_text < k))
+    return keep
 
 
 def select_rows(
@@ -301,7 +314,9 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
         ranks = [s.rank(cs) for s in systems]
         if not ranks:
             empty = np.zeros((0, len(cs), 0))
-            return SettingsRanking(empty.astype(np.int64), empty, empty.astype(np.int64), "loop", reason)
+            return SettingsRanking(
+                empty.astype(np.int64), empty, empty.astype(np.int64), "loop", reason
+            )
         k = max(r.columns.shape[1] for r in ranks)
 
         def pad(a: np.ndarray, fill: Any) -> np.ndarray:
@@ -345,38 +360,48 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     columns = np.full((n, nq, kmax), -1, dtype=np.int64)
     scores = np.full((n, nq, kmax), np.nan)
     selected = np.full((n, nq, kmax), -1, dtype=np.int64)
-    batch = max(1, BATCH_CELLS // max(1, nq * max(kept, 1)))
-    for lo in range(0, n, batch):
-        part = systems[lo : lo + batch]
-        finals, valids = [], []
-        for s in part:
-            fused = s._fuse(p_vec, p_text, p_has_v, p_has_t, sub, valid0)
-            valid = valid0 & ~np.isnan(fused)
-            fused = np.where(valid, fused, np.nan)
-            finals.append(fused * p_mult if decayed else fused)
-            valids.append(valid)
-        m = len(part)
-        ms = np.repeat([s.min_score for s in part], nq)
+    k = min(kmax, kept)
+    rows = np.arange(nq)
+    off = (rows * kept)[:, None]
+    for i, s in enumerate(systems):
+        fused = s._fuse(p_vec, p_text, p_has_v, p_has_t, sub, valid0)
+        valid = valid0 & ~np.isnan(fused)
+        fused = np.where(valid, fused, np.nan)
+        final = fused * p_mult if decayed else fused
+        key = np.where(valid, -final, np.inf)
+        # Measured: a stable argsort of these short rows beats partial selection
+        # or re-checking the previous setting's order.
+        top = np.argsort(key, axis=1, kind="stable")[:, :k]
+        flat = top + off
+        t_final = final.ravel()[flat]
+        passes = valid.ravel()[flat] & (t_final >= s.min_score)
+        columns[i, :, :k] = np.where(passes, kcols.ravel()[flat], -1)
+        scores[i, :, :k] = np.where(passes, t_final, np.nan)
+        selected[i, :, :k] = np.where(passes, 0, -1)
         thr = None
         if base.relaxed_fallback:
-            thr = np.repeat(
-                [min(s.min_score, clamp_weights(s.vector_weight, s.text_weight)[1]) for s in part],
-                nq,
+            thr = min(s.min_score, clamp_weights(s.vector_weight, s.text_weight)[1])
+        # Rows the first k positions cannot settle: OpenClaw's relaxed fallback reads the
+        # whole keyword-leg sub-ranking, and keyword fill the rest of the list.
+        if base.fill_keyword_only:
+            full = rows
+        elif thr is not None:
+            full = np.flatnonzero(~passes[:, 0]) if k else rows
+        else:
+            full = rows[:0]
+        if full.size:
+            c, sc, sel = select_rows(
+                final[full],
+                valid[full],
+                p_has_t[full],
+                min_score=s.min_score,
+                max_results=kmax,
+                relaxed_threshold=thr,
+                fill_keyword_only=base.fill_keyword_only,
             )
-        cols, sc, sel = select_rows(
-            np.concatenate(finals),
-            np.concatenate(valids),
-            np.tile(p_has_t, (m, 1)),
-            min_score=ms,
-            max_results=kmax,
-            relaxed_threshold=thr,
-            fill_keyword_only=base.fill_keyword_only,
-        )
-        rows = np.tile(np.arange(nq), m)
-        orig = np.where(cols >= 0, kcols[rows[:, None], np.maximum(cols, 0)], -1)
-        columns[lo : lo + m] = orig.reshape(m, nq, kmax)
-        scores[lo : lo + m] = sc.reshape(m, nq, kmax)
-        selected[lo : lo + m] = sel.reshape(m, nq, kmax)
+            columns[i, full] = np.where(c >= 0, kcols[full[:, None], np.maximum(c, 0)], -1)
+            scores[i, full] = sc
+            selected[i, full] = sel
     return SettingsRanking(columns, scores, selected, "fast", None, width, kept)
 
 
@@ -390,17 +415,27 @@ def score_settings(
     """Per-query metric values of every system: ``{metric: [S, Q]}`` plus the rankings.
 
     ``values[m][i]`` equals ``lc.score(systems[i], metrics)[m]`` (NaN for
-    queries without evidence). A (setting, query) row whose ranking equals
-    the previous setting's is not evaluated again: its values are copied,
-    which changes nothing since a query's metric depends only on its ranking.
+    queries without evidence). A query's metrics depend only on which
+    evidence spans each ranked position covers (and, for ``budget_recall``,
+    on each result's length), so a (setting, query) row whose positions
+    cover the same spans as the previous setting's is not evaluated again:
+    its values are copied.
     """
     r = ranking if ranking is not None else rank_settings(lc.cs, systems)
     specs = [parse_metric(m) for m in metrics]
-    n, nq, kmax = r.columns.shape
+    n, nq, _kmax = r.columns.shape
     cols = r.columns
+    n_spans = lc.covers.shape[2]
+    if any(s.kind == "budget_recall" for s in specs) or n_spans > 62:
+        sig = cols
+    else:
+        # Each candidate's covered spans as a bit mask; an empty slot is −1.
+        bits = (lc.covers.astype(np.int64) << np.arange(n_spans)).sum(axis=2)
+        safe = np.maximum(cols, 0) + (np.arange(nq) * bits.shape[1])[None, :, None]
+        sig = np.where(cols >= 0, bits.ravel()[safe], -1)
     changed = np.ones((n, nq), dtype=bool)
     if n > 1:
-        changed[1:] = (cols[1:] != cols[:-1]).any(axis=2)
+        changed[1:] = (sig[1:] != sig[:-1]).any(axis=2)
     si, qi = np.nonzero(changed)
     out = {s.name: np.full((n, nq), np.nan) for s in specs}
     if si.size:
@@ -419,7 +454,7 @@ def score_settings(
             grades=sp.grades[qi],
             subtopic=sp.subtopic[qi],
             pos_valid=present,
-            qids=[lc.qids[i] for i in qi],
+            qids=[""] * len(qi),  # not read by the metrics; real ids would cost a list per row
             n_spans=sp.n_spans[qi],
             tokens=tokens,
         )

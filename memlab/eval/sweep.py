@@ -66,7 +66,7 @@ def split_queries(
     for s in dict.fromkeys(strata):
         members = [q for q, t in zip(qids, strata, strict=True) if t == s]
         order = rng.permutation(len(members))
-        n = int(round(train_fraction * len(members)))
+        n = round(train_fraction * len(members))
         if len(members) >= 2:
             n = min(max(n, 1), len(members) - 1)
         train.extend(members[i] for i in order[:n])
@@ -122,7 +122,9 @@ class SweepResult:
             "low": float(row["low"]),
             "high": float(row["high"]),
             "test_mean": None if np.isnan(row["test_mean"]) else float(row["test_mean"]),
-            "tuned_on": f"{len(self.train)} train queries" if self.train else "all queries (no split)",
+            "tuned_on": f"{len(self.train)} train queries"
+            if self.train
+            else "all queries (no split)",
         }
 
     def pipeline(self, metric: str | None = None) -> Pipeline:
@@ -208,7 +210,9 @@ def sweep(
     if train is not None:
         scored = qids[keep].tolist()
         if isinstance(train, float):
-            train_ids, test_ids = split_queries(scored, train, seed=seed, strata=lc.categories[keep].tolist())
+            train_ids, test_ids = split_queries(
+                scored, train, seed=seed, strata=lc.categories[keep].tolist()
+            )
         else:
             tr = set(map(str, train))
             train_ids = [q for q in scored if q in tr]
@@ -240,9 +244,20 @@ def sweep(
         v = values[m]
         ci = bootstrap_ci_many(v[:, tr_mask], confidence, n_resamples, seed)
         train_mean = v[:, tr_mask].mean(axis=1)
-        test_mean = v[:, te_mask].mean(axis=1) if te_mask is not None else np.full(len(systems), np.nan)
+        test_mean = (
+            v[:, te_mask].mean(axis=1) if te_mask is not None else np.full(len(systems), np.nan)
+        )
         for i, s in enumerate(settings):
-            rows.append({**s, "metric": m, "mean": train_mean[i], "low": ci[i, 0], "high": ci[i, 1], "test_mean": test_mean[i]})
+            rows.append(
+                {
+                    **s,
+                    "metric": m,
+                    "mean": train_mean[i],
+                    "low": ci[i, 0],
+                    "high": ci[i, 1],
+                    "test_mean": test_mean[i],
+                }
+            )
     return SweepResult(
         table=pd.DataFrame(rows),
         params=params,

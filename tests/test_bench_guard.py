@@ -1,0 +1,138 @@
+"""CI regression guards: quality against the committed baseline, speed as in-run ratios.
+
+Quality: the presets' recall/nDCG/MRR on the committed small synthetic corpus
+must not drop below ``benchmarks/baseline.json`` by more than its stated
+tolerance (hashing embedder always; the packaged model under ``-m model``).
+Speed: never absolute times — ratios of two things measured in this same
+run, on this same machine, with generous margins for a shared CI box.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import quality  # noqa: E402
+from benchmarks._common import random_lab_candidates  # noqa: E402
+
+SMALL = REPO / "datasets" / "synthetic-small"
+# Margins: the fast sweep measured 5-15x faster than the per-setting loop and the
+# exact scan within 1.0-1.3x of a plain numpy pass over the matrix on the 2-core
+# reference machine; the guards fail only on a slip well beyond run-to-run noise.
+MIN_SWEEP_SPEEDUP = 2.5
+MAX_SCAN_OVER_READ = 3.0
+
+
+def baseline() -> dict:
+    return json.loads(quality.BASELINE.read_text())
+
+
+def test_baseline_is_well_formed() -> None:
+    b = baseline()
+    assert set(b["tolerance"]) >= {"hashing", "local"}
+    assert all(0 < t < 0.1 for t in b["tolerance"].values())
+    assert b["reason"] and b["history"]
+    assert b["figures"], "the baseline holds no figures"
+    for key, systems in b["figures"].items():
+        assert key.count("/") == 2, key
+        for name, vals in systems.items():
+            for m in quality.METRICS:
+                assert 0.0 <= vals[m] <= 2.0, (key, name, m)
+            assert vals["n"] > 0
+
+
+def _check(embedder: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    if not (SMALL / "queries.jsonl").exists():
+        pytest.skip(
+            "datasets/synthetic-small is not committed (python benchmarks/quality.py --make-datasets)"
+        )
+    monkeypatch.setenv("MEMLAB_BENCH_CACHE", str(tmp_path))
+    key = f"synthetic-small/{embedder}/chunk"
+    if key not in baseline()["figures"]:
+        pytest.fail(
+            f"{key} missing from benchmarks/baseline.json: run "
+            f"python benchmarks/quality.py --embedders {embedder} --update-baseline REASON"
+        )
+    figures = quality.run(quick=True, embedders=[embedder])
+    rows = quality.compare(figures, baseline())
+    assert rows, "nothing compared"
+    fails = [r for r in rows if r["fails"]]
+    assert not fails, "quality dropped beyond tolerance:\n" + "\n".join(
+        f"  {r['data']} {r['preset']} {r['metric']}: {r['baseline']:.4f} -> {r['now']:.4f}"
+        for r in fails
+    )
+
+
+def test_quality_no_regression_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _check("hashing", monkeypatch, tmp_path)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_quality_no_regression_local_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _check("local", monkeypatch, tmp_path)
+
+
+def test_quality_check_flags_a_drop() -> None:
+    b = {
+        "tolerance": {"hashing": 0.01},
+        "figures": {"d/hashing/chunk": {"openclaw": {m: 0.5 for m in quality.METRICS}}},
+    }
+    now = {"d/hashing/chunk": {"openclaw": {**{m: 0.5 for m in quality.METRICS}, "ndcg@10": 0.48}}}
+    rows = quality.compare(now, b)
+    assert [r["metric"] for r in rows if r["fails"]] == ["ndcg@10"]
+    now["d/hashing/chunk"]["openclaw"]["ndcg@10"] = 0.495  # within tolerance
+    assert not any(r["fails"] for r in quality.compare(now, b))
+
+
+def _best_of(fn, n: int) -> float:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return min(out)
+
+
+def test_fast_sweep_beats_per_setting_loop() -> None:
+    from memlab.eval.fastsweep import score_settings
+    from memlab.pipeline import openclaw
+
+    lc = random_lab_candidates(300, 50, seed=1)
+    base = openclaw(min_score=0.0, max_results=10, candidate_multiplier=5.0)
+    grid = [base.replace(vector_weight=w / 40, text_weight=1 - w / 40) for w in range(41)]
+    fast_values, r = score_settings(lc, grid, ["ndcg@10"])
+    assert r.path == "fast"
+    t_fast = _best_of(lambda: score_settings(lc, grid, ["ndcg@10"]), 3)
+    sample = grid[::8]  # the loop is linear in settings: time a sample, scale it
+    t_loop = (
+        _best_of(lambda: [lc.score(s, ["ndcg@10"]) for s in sample], 2) * len(grid) / len(sample)
+    )
+    for i in range(0, len(grid), 8):
+        np.testing.assert_array_equal(
+            fast_values["ndcg@10"][i], lc.score(grid[i], ["ndcg@10"])["ndcg@10"]
+        )
+    assert t_loop / t_fast >= MIN_SWEEP_SPEEDUP, f"fast sweep only {t_loop / t_fast:.1f}x the loop"
+
+
+def test_exact_scan_reads_at_memory_speed() -> None:
+    from memlab.vectors import make_engine
+
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal((150_000, 384), dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    eng = make_engine("numpy", v)
+    q = v[:8]
+    eng.search(q[:1], 24)
+    t_read = _best_of(lambda: v.sum(axis=0), 7)
+    t_scan = min(_best_of(lambda i=i: eng.search(q[i : i + 1], 24), 1) for i in range(8))
+    assert t_scan / t_read <= MAX_SCAN_OVER_READ, f"scan {t_scan / t_read:.2f}x a plain read"
