@@ -248,9 +248,8 @@ def plot_sweep(
             series.append((m, d))
         else:
             for v in dict.fromkeys(d[hue]):
-                series.append(
-                    (f"{hue} = {v:g}" if isinstance(v, float) else f"{hue} = {v}", d[d[hue] == v])
-                )
+                name = f"{hue} = {v:g}" if isinstance(v, int | float | np.number) else str(v)
+                series.append((name, d[d[hue] == v]))
 
     fig, ax = _target(ax, (6.4, 4.0))
     has_test = held_out and "test_mean" in table.columns and table["test_mean"].notna().any()
@@ -303,7 +302,9 @@ def plot_sweep(
     ylabel = metric_label(metrics[0]) if len(metrics) == 1 else "metric value"
     ax.set_ylabel(f"{ylabel}\nmean over questions, band = bootstrap CI")
     _tidy(ax)
-    if len(series) > 1 or has_test:
+    if len(series) > 3:
+        ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    elif len(series) > 1 or has_test:
         ax.legend(frameon=False, fontsize=8)
     return _finish(fig, path, title)
 
@@ -400,14 +401,16 @@ def plot_heatmap(
     if reference:
         rx, ry = reference.get(x), reference.get(y)
         if rx in xs and ry in ys:
-            ax.plot(
-                [xs.index(rx)],
-                [ys.index(ry)],
-                marker="x",
-                color="red",
-                markersize=10,
-                mew=2,
-                linestyle="none",
+            ax.add_patch(
+                Rectangle(
+                    (xs.index(rx) - 0.5, ys.index(ry) - 0.5),
+                    1,
+                    1,
+                    fill=False,
+                    edgecolor="white",
+                    linestyle="--",
+                    linewidth=1.5,
+                )
             )
     return _finish(fig, path, title)
 
@@ -584,9 +587,12 @@ def plot_score_distributions(
             raise ValueError(f"{label}: no column(s) {missing}; it has {list(frame.columns)}")
     if threshold is None and pipelines:
         threshold = {p.name: p.min_score for p in pipelines}
-    fig, axes = _figure(
-        len(series), len(columns), figsize=(3.3 * len(columns) + 0.6, 2.4 * len(series) + 0.4)
-    )
+    # One column of several series reads better side by side than stacked.
+    side_by_side = len(columns) == 1 and len(series) > 1
+    nrows, ncols = (1, len(series)) if side_by_side else (len(series), len(columns))
+    fig, axes = _figure(nrows, ncols, figsize=(3.3 * ncols + 0.6, 2.4 * nrows + 0.4))
+    if side_by_side:
+        axes = axes.T
     colors = _colors(len(columns))
     for r, (label, frame) in enumerate(series):
         for c, col in enumerate(columns):
@@ -598,14 +604,14 @@ def plot_score_distributions(
             note = f"{label}: n = {finite.size}" + (f", {absent} absent" if absent else "")
             ax.set_title(note, fontsize=8, loc="left")
             ax.set_xlabel(COLUMN_LABELS.get(col, col), fontsize=8)
-            if c == 0:
+            if c == 0 and (r == 0 or not side_by_side):
                 ax.set_ylabel(unit)
             t = threshold.get(label) if isinstance(threshold, Mapping) else threshold
             if t is not None and col in _THRESHOLD_COLUMNS:
                 share = float((finite >= t).mean()) if finite.size else 0.0
                 ax.axvline(float(t), color="crimson", linestyle="--", linewidth=1)
                 ax.annotate(
-                    f"minScore {t:g}: {share:.0%} pass",
+                    f"minScore {t:g}: {share:.1%} pass",
                     (float(t), 1.0),
                     xycoords=("data", "axes fraction"),
                     xytext=(3, -12),

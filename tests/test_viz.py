@@ -95,7 +95,10 @@ def test_two_parameter_sweep_as_lines_and_heatmap(lab: Lab, tmp_path: Path) -> N
     assert z.shape == (3, 4)
     assert np.allclose(np.asarray(z), expected.to_numpy())
     assert "minScore" in ax.get_ylabel() and "vector weight" in ax.get_xlabel()
-    assert len(ax.patches) == 1  # the best cell's outline
+    # The best cell's outline (red) and the reference setting's (dashed white).
+    assert [p.get_edgecolor()[:3] for p in ax.patches] == [(1.0, 0.0, 0.0), (1.0, 1.0, 1.0)]
+    ref = ax.patches[1].get_xy()
+    assert ref == (list(expected.columns).index(0.7) - 0.5, list(expected.index).index(0.35) - 0.5)
     texts = {t.get_text() for t in ax.texts}
     assert f"{expected.to_numpy().max():.2f}" in texts
     _check_saved(fig, tmp_path / "heat.svg", b"<svg")
@@ -137,8 +140,9 @@ def test_score_frame_and_distributions(lab: Lab, tmp_path: Path) -> None:
     assert len(axes) == 2
     notes = [t.get_text() for ax in axes for t in ax.texts]
     share = float((sf["fused"] >= 0.35).mean())
-    assert f"minScore 0.35: {share:.0%} pass" in notes
-    assert "minScore 0: 100% pass" in notes  # RRF has no threshold
+    assert f"minScore 0.35: {share:.1%} pass" in notes
+    assert "minScore 0: 100.0% pass" in notes  # RRF has no threshold
+    assert axes[0].get_position().y0 == pytest.approx(axes[1].get_position().y0)  # side by side
     # Raw legs of the candidates, and results frames.
     fig = viz.plot_score_distributions(lc.cs)
     assert [ax.get_xlabel() for ax in fig.axes] == [
