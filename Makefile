@@ -23,16 +23,16 @@ demo: setup
 	$(VENV)/bin/memlab demo
 
 test: setup
-	$(VENV)/bin/ruff check memlab tests benchmarks
-	$(VENV)/bin/ruff format --check memlab tests benchmarks
+	$(VENV)/bin/ruff check memlab tests benchmarks scripts
+	$(VENV)/bin/ruff format --check memlab tests benchmarks scripts
 	$(PY) -m pytest
 
 lint:
-	$(VENV)/bin/ruff check memlab tests benchmarks
+	$(VENV)/bin/ruff check memlab tests benchmarks scripts
 
 format:
-	$(VENV)/bin/ruff format memlab tests benchmarks
-	$(VENV)/bin/ruff check --fix memlab tests benchmarks
+	$(VENV)/bin/ruff format memlab tests benchmarks scripts
+	$(VENV)/bin/ruff check --fix memlab tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

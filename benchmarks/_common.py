@@ -294,10 +294,29 @@ def cache_dir() -> Path:
     return path
 
 
-def note_lines(n: int, seed: int = 0) -> list[str]:
+def pseudo_words(n: int, seed: int = 0) -> list[str]:
+    """``n`` distinct pronounceable pseudo-words (consonant-vowel syllables), deterministic."""
+    rng = np.random.default_rng(10_000 + seed)
+    cons, vows = "bdfgklmnprstvz", "aeiou"
+    out: dict[str, None] = {}
+    while len(out) < n:
+        k = int(rng.integers(2, 4))
+        w = "".join(
+            cons[int(rng.integers(0, 14))] + vows[int(rng.integers(0, 5))] for _ in range(k)
+        )
+        out.setdefault(w + cons[int(rng.integers(0, 14))], None)
+    return list(out)
+
+
+def note_lines(n: int, seed: int = 0, rare_words: int = 0) -> list[str]:
     """``n`` distinct note lines in the style of the synthetic corpus (meetings, todos,
     decisions, notes, command logs), each ending in a unique ``#n`` tag so that every
-    line has a token no other line has. Deterministic for a seed."""
+    line has a token no other line has. Deterministic for a seed.
+
+    The templates use a few hundred words, far fewer than real notes; ``rare_words``
+    > 0 adds that many words per line drawn from a Zipf(1.2) law over 50,000
+    pseudo-words, giving the long-tailed term statistics of real text (which keyword
+    search speed depends on)."""
     from memlab.datasets import lexicon as lx
 
     rng = np.random.default_rng(seed)
@@ -334,21 +353,34 @@ def note_lines(n: int, seed: int = 0) -> list[str]:
             pr=int(rng.integers(100, 9999)),
         )
         out.append(t.format(**vals) + f" #n{i}")
+    if rare_words:
+        vocab = pseudo_words(50_000)
+        wrng = np.random.default_rng(seed + 20_000)
+        ranks = wrng.zipf(1.2, size=(n, rare_words))
+        ranks = np.where(ranks > len(vocab), wrng.integers(1, len(vocab) + 1, ranks.shape), ranks)
+        out = [
+            f"{line[: line.rindex(' #n')]} ({' '.join(vocab[r - 1] for r in rr)}){line[line.rindex(' #n') :]}"
+            for line, rr in zip(out, ranks.tolist(), strict=True)
+        ]
     return out
 
 
+NOTE_RARE_WORDS = 3  # pseudo-words per note in the search-latency corpus
+
+
 def note_workspace(n_chunks: int, seed: int = 0, lines_per_file: int = 50) -> Path:
-    """A workspace of ``n_chunks`` one-line notes in daily logs (``memory/YYYY-MM-DD.md``,
+    """A workspace of ``n_chunks`` one-line notes (``note_lines`` with ``NOTE_RARE_WORDS``
+    Zipf-distributed words each) in daily logs (``memory/YYYY-MM-DD.md``,
     ``lines_per_file`` list items each, newest 2026-03-31), cached under ``cache_dir()``.
     With the line chunker every note is one chunk."""
     import datetime as dt
 
-    root = cache_dir() / f"notes-{n_chunks}-s{seed}"
+    root = cache_dir() / f"notes-z{NOTE_RARE_WORDS}-{n_chunks}-s{seed}"
     ws = root / "workspace"
     done = root / "complete"
     if done.exists():
         return ws
-    lines = note_lines(n_chunks, seed)
+    lines = note_lines(n_chunks, seed, NOTE_RARE_WORDS)
     mem = ws / "memory"
     mem.mkdir(parents=True, exist_ok=True)
     end = dt.date(2026, 3, 31)

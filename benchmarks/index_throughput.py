@@ -15,7 +15,7 @@
    in under 1 s. The model is loaded beforehand (as in a running agent or
    ``memlab watch``); the sync re-reads and hashes every file.
 
-``--quick``: 60 chunks for the local-model throughput, 2,000 for hashing;
+``--quick``: 60 chunks for the local-model throughput (200 in full), 1,000 for hashing (5,000);
 the incremental index is still 10,000 chunks (built once with the model:
 ~5–10 min the first time on 2 cores, then cached).
 """
@@ -198,9 +198,9 @@ def main() -> int:
     load_s = time.perf_counter() - t
     results: dict[str, Any] = {"model_load_seconds": load_s}
     log("throughput: hashing")
-    results["throughput_hashing"] = throughput(HashingEmbedder(), 2000 if quick else 20000, reps)
+    results["throughput_hashing"] = throughput(HashingEmbedder(), 1000 if quick else 5000, reps)
     log("throughput: local model")
-    results["throughput_local"] = throughput(local, 60 if quick else 400, reps)
+    results["throughput_local"] = throughput(local, 60 if quick else 200, reps)
     log("incremental sync")
     results["incremental"] = incremental(local, 2 if quick else 5)
 

@@ -316,6 +316,3 @@ def as_time_array(values: Any, n: int) -> np.ndarray:
         return np.full(n, np.nan)
     arr = np.asarray(values, dtype=np.float64)
     return np.broadcast_to(arr, (n,)).copy() if arr.ndim == 0 else arr
-
-
-_merge_row = merge_row  # old private name, still used by benchmarks/_common.py

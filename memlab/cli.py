@@ -20,6 +20,8 @@ from memlab.errors import CliError
 
 EMBEDDERS = ("auto", "local", "hashing", "none")
 CHUNKERS = ("openclaw", "openclaw-exact", "heading", "line")
+# Equal to memlab.index.VECTOR_BACKENDS (tested); not imported so `--help` stays fast.
+VECTOR_BACKENDS = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
 
 
 # ---------------------------------------------------------------------- helpers
@@ -42,6 +44,13 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--overlap", type=int, default=None, help="chunk overlap in tokens (default 80)")
     g.add_argument("--extra", action="append", default=[], metavar="PATH", help="extra memory path")
     g.add_argument("--fts-tokenizer", choices=("unicode61", "trigram", "porter"), default=None)
+    g.add_argument(
+        "--vector-backend",
+        choices=VECTOR_BACKENDS,
+        default="numpy",
+        help="vector-leg engine: numpy/faiss exact, fp16/sq8 quantised, ivf/hnsw approximate"
+        " (default numpy; see docs/benchmarks.md)",
+    )
     g.add_argument("--config", help="OpenClaw config file (openclaw.json, JSON5)")
     g.add_argument("--agent", help="agent id whose memorySearch override applies (with --config)")
     g.add_argument(
@@ -89,6 +98,7 @@ def _open_index(args: argparse.Namespace) -> Any:
         extra_paths=[*cfg.extra_paths, *args.extra],
         sources=cfg.sources,
         fts_tokenizer=args.fts_tokenizer or cfg.fts_tokenizer,
+        vector_backend=args.vector_backend,
         lock_timeout=args.lock_timeout,
     )
 

@@ -63,7 +63,12 @@ FTS_TOKENIZE = {
     "trigram": "trigram case_sensitive 0",
     "porter": "porter unicode61",
 }
-VECTOR_BACKENDS = ("faiss", "numpy", "hnsw")
+# Vector-leg engines (memlab.vectors.ENGINES): "numpy" is the exact scan at memory
+# speed; "faiss" exact too; "fp16"/"sq8" quantised scans re-scored exactly; "ivf"/"hnsw"
+# approximate. See docs/benchmarks.md for their speed and recall.
+VECTOR_BACKENDS = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
+# Rows fetched per batch when loading the chunk table (bounds the loader's extra memory).
+LOAD_BATCH = 50_000
 EMBED_BATCH = 64
 # Seconds an SQLite call waits for another connection's lock before failing.
 BUSY_TIMEOUT = 30.0
@@ -172,6 +177,9 @@ class MemoryIndex:
     ``embedder``: an ``Embedder``, a provider name for ``resolve_embedder``
     (``"auto"``, ``"local"``, ``"hashing"``, ``"none"``...) or ``None`` for
     keyword-only mode. The database path defaults to ``default_db_path``.
+    ``vector_backend`` picks the vector-leg engine (``VECTOR_BACKENDS``; default
+    ``"numpy"``, the exact scan at memory speed) and ``vector_params`` its options
+    (e.g. ``{"nprobe": 32}`` for ``"ivf"``; see ``memlab.vectors.make_engine``).
     One writer at a time: ``sync`` takes an exclusive lock on ``DB.lock`` and
     waits up to ``lock_timeout`` seconds before raising ``IndexLockedError``.
     """
@@ -188,7 +196,8 @@ class MemoryIndex:
         sessions_dir: str | os.PathLike[str] | None = None,
         fts_tokenizer: str = "unicode61",
         fts_path_prefix: bool = False,
-        vector_backend: str = "faiss",
+        vector_backend: str = "numpy",
+        vector_params: dict[str, Any] | None = None,
         cache_enabled: bool = True,
         cache_max_entries: int | None = None,
         lock_timeout: float = 30.0,
@@ -220,6 +229,7 @@ class MemoryIndex:
         self.fts_tokenizer = fts_tokenizer
         self.fts_path_prefix = fts_path_prefix
         self.vector_backend = vector_backend
+        self.vector_params = dict(vector_params or {})
         self.cache_enabled = cache_enabled
         self.cache_max_entries = cache_max_entries
         self.lock_timeout = lock_timeout
@@ -762,35 +772,71 @@ class MemoryIndex:
         return self._table
 
     def _load_table(self) -> ChunkTable:
+        # Rows are read in batches straight into preallocated arrays: holding every row
+        # as Python tuples first would cost ~2× the vector bytes at peak (1M chunks: 3.6
+        # GB instead of ~1.7 GB). Paths and sources repeat: one str object per value.
         conn = self.connect()
+        # One read transaction: the row count and the scan see the same snapshot.
+        own = not conn.in_transaction
         try:
+            if own:
+                conn.execute("BEGIN")
             # Version first: a commit landing between the two reads only causes one
             # extra reload at the next search, never a missed one.
             self._table_version = conn.execute("PRAGMA data_version").fetchone()[0]
-            rows = conn.execute(
+            n = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            dims = 0
+            if self.embedder is not None:
+                row = conn.execute(
+                    "SELECT length(embedding) FROM chunks WHERE embedding IS NOT NULL LIMIT 1"
+                ).fetchone()
+                dims = (row[0] or 0) // 4 if row else 0
+            cur = conn.execute(
                 "SELECT c.rowid, c.id, c.path, c.source, c.start_line, c.end_line,"
                 " coalesce(f.mtime, 0), c.embedding FROM chunks c"
                 " LEFT JOIN files f ON f.path = c.path ORDER BY c.rowid"
-            ).fetchall()
+            )
+            rowids = np.empty(n, dtype=np.int64)
+            ids = np.empty(n, dtype=object)
+            paths = np.empty(n, dtype=object)
+            sources = np.empty(n, dtype=object)
+            starts = np.empty(n, dtype=np.int64)
+            ends = np.empty(n, dtype=np.int64)
+            mtimes = np.empty(n, dtype=np.float64)
+            vectors = np.zeros((n, dims), dtype=np.float32) if self.embedder is not None else None
+            shared: dict[str, str] = {}
+            i = 0
+            while i < n and (rows := cur.fetchmany(LOAD_BATCH)):
+                m = len(rows)
+                cols = list(zip(*rows, strict=True))
+                rowids[i : i + m] = cols[0]
+                ids[i : i + m] = cols[1]
+                paths[i : i + m] = [shared.setdefault(x, x) for x in cols[2]]
+                sources[i : i + m] = [shared.setdefault(x, x) for x in cols[3]]
+                starts[i : i + m] = cols[4]
+                ends[i : i + m] = cols[5]
+                mtimes[i : i + m] = cols[6]
+                if vectors is not None and dims:
+                    for j, b in enumerate(cols[7]):
+                        if b is not None and len(b) == dims * 4:
+                            vectors[i + j] = np.frombuffer(b, dtype=np.float32)
+                i += m
+            cur.close()
         except sqlite3.DatabaseError as exc:
             raise _db_error(self.db_path, exc) from exc
-        n = len(rows)
-        vectors = None
-        if self.embedder is not None and n:
-            blobs = [r[7] for r in rows]
-            dims = len(blobs[0]) // 4 if blobs[0] is not None else 0
-            vectors = np.zeros((n, dims), dtype=np.float32)
-            for i, b in enumerate(blobs):
-                if b is not None and len(b) == dims * 4:
-                    vectors[i] = np.frombuffer(b, dtype=np.float32)
+        finally:
+            if own and conn.in_transaction:
+                conn.rollback()  # read-only: ends the snapshot
+        if vectors is not None and n == 0:
+            vectors = None
         return ChunkTable(
-            rowids=np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
-            ids=np.array([r[1] for r in rows], dtype=object),
-            paths=np.array([r[2] for r in rows], dtype=object),
-            sources=np.array([r[3] for r in rows], dtype=object),
-            start_lines=np.fromiter((r[4] for r in rows), dtype=np.int64, count=n),
-            end_lines=np.fromiter((r[5] for r in rows), dtype=np.int64, count=n),
-            mtimes=np.fromiter((r[6] for r in rows), dtype=np.float64, count=n),
+            rowids=rowids,
+            ids=ids,
+            paths=paths,
+            sources=sources,
+            start_lines=starts,
+            end_lines=ends,
+            mtimes=mtimes,
             vectors=vectors,
         )
 
@@ -882,50 +928,48 @@ class MemoryIndex:
         return vecs
 
     def vector_search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact cosine top-k for a batch of unit query vectors.
+        """Top-k by cosine (inner product of unit vectors) for a batch of query vectors.
 
-        Returns (positions [Q, k'], scores [Q, k']) with k' = min(k, N); rows of
-        an all-zero query vector are filled with position −1 and score NaN
-        (OpenClaw skips the vector side for such a query).
+        Served by the ``vector_backend`` engine (``memlab.vectors``), built lazily from
+        the chunk table and rebuilt when the table reloads. Exact engines break score
+        ties by the lower position. Returns (positions [Q, k'], scores [Q, k']) with
+        k' = min(k, N); rows of an all-zero query vector, and slots an approximate
+        engine could not fill, hold position −1 and score NaN (OpenClaw skips the
+        vector side for a zero query).
         """
         qv = np.atleast_2d(np.asarray(query_vectors, dtype=np.float32))
         t = self.table
-        n = len(t)
-        kk = min(int(k), n)
+        kk = min(int(k), len(t))
         nq = qv.shape[0]
-        if t.vectors is None or kk <= 0:
+        if t.vectors is None or t.vectors.shape[1] == 0 or kk <= 0:
             return np.full((nq, 0), -1, dtype=np.int64), np.full((nq, 0), np.nan)
-        if self.vector_backend == "numpy":
-            sims = qv @ t.vectors.T
-            part = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
-            psims = np.take_along_axis(sims, part, axis=1)
-            order = np.argsort(-psims, axis=1, kind="stable")
-            pos = np.take_along_axis(part, order, axis=1).astype(np.int64)
-            scores = np.take_along_axis(psims, order, axis=1).astype(np.float64)
-        else:
-            index = self._vector_index()
-            scores32, pos = index.search(np.ascontiguousarray(qv), kk)
-            scores = scores32.astype(np.float64)
-            pos = pos.astype(np.int64)
+        pos, scores = self.vector_engine().search(qv, kk)
+        pos = np.asarray(pos, dtype=np.int64)
+        scores = np.asarray(scores, dtype=np.float64)
         zero = ~np.any(qv != 0, axis=1)
         pos[zero] = -1
         scores[zero] = np.nan
         scores[pos < 0] = np.nan
         return pos, scores
 
-    def _vector_index(self) -> Any:
-        if self._ann is None:
-            import faiss
+    def set_vector_engine(self, engine: Any) -> None:
+        """Serve the vector leg from a prebuilt ``memlab.vectors`` engine over ``table.vectors``
+        (e.g. an IVF index tuned elsewhere) until the table next reloads after a sync."""
+        vecs = self.table.vectors
+        n = getattr(engine, "n", None)
+        if vecs is None or (n is not None and n != len(vecs)):
+            raise ValueError("the engine was not built over this index's table")
+        self._ann = engine
 
-            vecs = np.ascontiguousarray(self.table.vectors)
-            d = vecs.shape[1]
-            if self.vector_backend == "hnsw":
-                index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
-                index.hnsw.efSearch = 128
-            else:
-                index = faiss.IndexFlatIP(d)
-            index.add(vecs)
-            self._ann = index
+    def vector_engine(self) -> Any:
+        """The vector-leg engine over the current table (built on first use)."""
+        if self._ann is None:
+            from memlab.vectors import make_engine
+
+            vecs = self.table.vectors
+            if vecs is None:
+                raise ValueError("keyword-only index: no vectors to search")
+            self._ann = make_engine(self.vector_backend, vecs, **self.vector_params)
         return self._ann
 
 

@@ -117,6 +117,24 @@ def test_index_status_search_get(small_workspace: Path) -> None:
     assert bad.returncode == 2 and "vector_weight must be in [0, 1]" in bad.stderr
 
 
+def test_search_vector_backends_agree(small_workspace: Path) -> None:
+    from memlab.cli import VECTOR_BACKENDS
+    from memlab.index import VECTOR_BACKENDS as INDEX_BACKENDS
+
+    assert VECTOR_BACKENDS == INDEX_BACKENDS
+    ws = str(small_workspace)
+    base = ["search", ws, "coffee roast", "--embedder", "hashing", "--json", "--min-score", "0"]
+    want = json.loads(run(*base).stdout)["results"]
+    assert want
+    for backend in ("faiss", "fp16", "hnsw"):
+        got = json.loads(run(*base, "--vector-backend", backend).stdout)["results"]
+        assert [(r["path"], r["startLine"]) for r in got] == [
+            (r["path"], r["startLine"]) for r in want
+        ], backend
+    bad = run(*base, "--vector-backend", "annoy", check=False)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
 def test_missing_workspace_is_clear_error(tmp_path: Path) -> None:
     p = run("index", str(tmp_path / "nope"), "--embedder", "hashing", check=False, subprocess_=True)
     assert p.returncode == 2 and "workspace not found" in p.stderr

@@ -173,9 +173,20 @@ def test_vector_search_exact_matches_numpy(small_workspace: Path, hashing) -> No
         expect = np.argsort(-sims[i], kind="stable")[:3]
         assert list(pos[i]) == list(expect)
         np.testing.assert_allclose(sc[i], sims[i][expect], rtol=1e-5)
-    idx_np = make(small_workspace, hashing, vector_backend="numpy")
-    pos2, _ = idx_np.vector_search(q, 3)
-    assert (pos2 == pos).all()
+    # Every backend answers from the same table: exact ones identically, approximate
+    # ones (over a corpus this small, with enough probes) too.
+    for backend, params in [
+        ("faiss", {}),
+        ("fp16", {}),
+        ("sq8", {"oversample": 50}),
+        ("hnsw", {}),
+        ("ivf", {"nlist": 2, "nprobe": 2}),
+    ]:
+        other = make(small_workspace, hashing, vector_backend=backend, vector_params=params)
+        pos2, sc2 = other.vector_search(q, 3)
+        assert (pos2 == pos).all(), backend
+        np.testing.assert_allclose(sc2, sc, rtol=1e-4, atol=1e-6)
+        assert other.vector_engine().name == backend
     # An all-zero query vector skips the vector side.
     zpos, zsc = idx.vector_search(np.zeros((1, q.shape[1]), dtype=np.float32), 3)
     assert (zpos == -1).all() and np.isnan(zsc).all()
@@ -318,3 +329,28 @@ def test_bad_parameters() -> None:
         MemoryIndex(".", embedder=None, fts_tokenizer="bogus")
     with pytest.raises(ValueError, match="vector_backend"):
         MemoryIndex(".", embedder=None, vector_backend="bogus")
+
+
+def test_table_loads_in_batches_and_engine_follows_syncs(
+    small_workspace: Path, hashing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memlab.index as index_mod
+
+    idx = make(small_workspace, hashing)
+    idx.sync()
+    whole = idx.table
+    engine = idx.vector_engine()
+    monkeypatch.setattr(index_mod, "LOAD_BATCH", 2)  # several batches, one snapshot
+    again = make(small_workspace, hashing)
+    t = again.table
+    assert len(t) == len(whole) > 2
+    for field in ("rowids", "ids", "paths", "sources", "start_lines", "end_lines", "mtimes"):
+        assert list(getattr(t, field)) == list(getattr(whole, field)), field
+    np.testing.assert_array_equal(t.vectors, whole.vectors)
+    # A sync reloads the table; the engine is rebuilt over the new rows.
+    note = "- Zanzibar ferry timetable moved to the blue folder"
+    (small_workspace / "memory" / "2026-03-21.md").write_text(note + "\n", encoding="utf-8")
+    idx.sync()
+    assert idx.vector_engine() is not engine
+    pos, _ = idx.vector_search(idx.embed_queries([note]), 1)
+    assert idx.table.paths[pos[0, 0]] == "memory/2026-03-21.md"

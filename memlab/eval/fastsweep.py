@@ -363,10 +363,23 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     k = min(kmax, kept)
     rows = np.arange(nq)
     off = (rows * kept)[:, None]
+    wsum = base.fusion == "wsum"
+    if wsum:
+        # weighted_sum's operands, computed once: per setting only wv·V + wt·T remains
+        # (the same float operations in the same order, so bit-identical to _fuse).
+        v_absent, t_absent = np.isnan(p_vec), np.isnan(p_text)
+        w_vec = np.where(v_absent, base.missing, p_vec)
+        w_text = np.where(t_absent, base.missing, p_text)
+        w_valid = valid0 & ~(v_absent & t_absent)
     for i, s in enumerate(systems):
-        fused = s._fuse(p_vec, p_text, p_has_v, p_has_t, sub, valid0)
-        valid = valid0 & ~np.isnan(fused)
-        fused = np.where(valid, fused, np.nan)
+        if wsum:
+            wv, wt = clamp_weights(s.vector_weight, s.text_weight)
+            valid = w_valid
+            fused = wv * w_vec + wt * w_text
+        else:
+            fused = s._fuse(p_vec, p_text, p_has_v, p_has_t, sub, valid0)
+            valid = valid0 & ~np.isnan(fused)
+            fused = np.where(valid, fused, np.nan)
         final = fused * p_mult if decayed else fused
         key = np.where(valid, -final, np.inf)
         # Measured: a stable argsort of these short rows beats partial selection

@@ -1,0 +1,126 @@
+"""The notebooks: committed in a clean shape, and executed headless from a fresh kernel.
+
+Execution uses nbclient (one fresh kernel per notebook, cells in order); any
+cell that raises — including the asserts a notebook makes about the data its
+stated conclusions rest on — fails the test with the cell's traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+NOTEBOOK_DIR = REPO / "notebooks"
+NOTEBOOKS = [
+    "01_quickstart",
+    "02_tuning_vector_weight",
+    "03_fusion_methods",
+    "04_mmr_and_decay",
+    "05_locomo",
+    "06_chunking",
+]
+# Committed outputs must stay small (they are diffs in review), and 05's must be empty:
+# its outputs would quote LoCoMo, which is licensed CC BY-NC and never copied into the repo.
+MAX_NOTEBOOK_BYTES = 1_500_000
+NO_OUTPUTS = {"05_locomo"}
+CELL_TIMEOUT = 900
+
+
+def _load(name: str) -> dict:
+    return json.loads((NOTEBOOK_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
+
+
+def _source(cell: dict) -> str:
+    src = cell["source"]
+    return src if isinstance(src, str) else "".join(src)
+
+
+def test_every_notebook_is_listed() -> None:
+    assert sorted(p.stem for p in NOTEBOOK_DIR.glob("*.ipynb")) == NOTEBOOKS
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_states_question_and_answer(name: str) -> None:
+    nb = _load(name)
+    cells = nb["cells"]
+    assert cells[0]["cell_type"] == "markdown"
+    head = _source(cells[0])
+    assert "**Question.**" in head
+    assert any(model in head for model in ("all-MiniLM-L6-v2", "hashing")), "say which embedder"
+    answer = [
+        i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and "## Answer" in _source(c)
+    ]
+    assert answer, "no '## Answer' section"
+    tail = cells[answer[-1] + 1 :]
+    # The answer is printed by code from measured values, not typed into markdown.
+    assert tail and all(c["cell_type"] == "code" for c in tail)
+    assert "print(" in _source(tail[-1])
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_committed_outputs_are_small_and_clean(name: str) -> None:
+    path = NOTEBOOK_DIR / f"{name}.ipynb"
+    assert path.stat().st_size < MAX_NOTEBOOK_BYTES
+    for cell in _load(name)["cells"]:
+        outputs = cell.get("outputs", [])
+        assert all(o.get("output_type") != "error" for o in outputs)
+        if name in NO_OUTPUTS:
+            assert outputs == [] and cell.get("execution_count") is None
+
+
+def _execute(name: str) -> tuple[object, float]:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+    )
+    t0 = time.perf_counter()
+    client.execute()  # raises CellExecutionError on the first failing cell
+    return nb, time.perf_counter() - t0
+
+
+def _text_outputs(nb: object) -> str:
+    out = []
+    for cell in nb.cells:  # type: ignore[attr-defined]
+        for o in cell.get("outputs", []):
+            if o.output_type == "stream":
+                out.append(o.text)
+            elif "data" in o and "text/plain" in o.data:
+                out.append(o.data["text/plain"])
+    return "\n".join(out)
+
+
+@pytest.mark.slow
+@pytest.mark.model
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.locomo) if n == "05_locomo" else n for n in NOTEBOOKS],
+)
+def test_notebook_executes(name: str) -> None:
+    nb, seconds = _execute(name)
+    text = _text_outputs(nb)
+    assert "notebook run time:" in text or "LoCoMo not found" in text
+    print(f"{name}: {seconds:.0f} s")
+
+
+@pytest.mark.slow
+def test_locomo_notebook_skips_cleanly_without_the_data(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("MEMLAB_LOCOMO", str(tmp_path / "absent.json"))
+    nb, _ = _execute("05_locomo")
+    text = _text_outputs(nb)
+    assert "LoCoMo not found" in text
+    assert "notebook run time" not in text
