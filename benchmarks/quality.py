@@ -97,12 +97,14 @@ def evaluate(
 ) -> dict[str, dict[str, float]]:
     """Mean of each metric per preset: {preset: {metric: value, "n": queries}}."""
     from memlab.eval.experiment import run_experiment
-    from memlab.eval.lab import Lab
     from memlab.pipeline import PRESETS, preset
+    from memlab.presets_extra import PresetLab
 
     names = list(presets or PRESETS)
 
-    lab = Lab(
+    # PresetLab: a preset tuned with its own FTS5 tokenizer (memlab-best: porter) runs on
+    # an index built with it; every other preset on OpenClaw's unicode61 index.
+    lab = PresetLab(
         ds, embedder=embedder, unit=unit, index_dir=cache_dir() / f"quality-{name}", progress=False
     )
     res = run_experiment([preset(p) for p in names], lab, list(METRICS), baseline=None)

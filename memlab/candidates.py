@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 
 KEYWORD_MODES = ("and", "or")
 ABSENT_RANK = -1
+# From this many chunks the keyword leg runs in a thread beside the vector scan (below
+# it the hand-off costs more than the overlap saves; measured in benchmarks/search_latency.py).
+PARALLEL_LEGS_MIN_ROWS = 5_000
 
 
 def candidate_depth(max_results: int, candidate_multiplier: float, cap: int = 200) -> int:
@@ -194,25 +198,43 @@ def retrieve(
     table = index.table
     vdepth = depth if vector_depth is None else vector_depth
 
+    fallback = np.zeros(nq, dtype=bool)
+
+    def keyword_leg() -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for qi, query in enumerate(queries):
+            kw_pos: np.ndarray = np.empty(0, dtype=np.int64)
+            kw_rank: np.ndarray = np.empty(0)
+            if keyword:
+                fts = build_fts_query(query) if keyword_mode == "and" else build_fts_query_or(query)
+                kw_pos, kw_rank = index.keyword_search(fts, depth)
+                if keyword_fallback and kw_pos.size == 0:
+                    kw_pos, kw_rank = _per_keyword(index, query, depth)
+                    fallback[qi] = kw_pos.size > 0
+            out.append((kw_pos, kw_rank))
+        return out
+
     vec_pos = np.full((nq, 0), -1, dtype=np.int64)
     vec_sc = np.full((nq, 0), np.nan)
-    if vector and index.has_vectors and len(table):
-        if query_vectors is None:
-            query_vectors = index.embed_queries(queries)
-        vec_pos, vec_sc = index.vector_search(query_vectors, vdepth)
-
-    rows: list[Row] = []
-    fallback = np.zeros(nq, dtype=bool)
-    for qi, query in enumerate(queries):
-        kw_pos: np.ndarray = np.empty(0, dtype=np.int64)
-        kw_rank: np.ndarray = np.empty(0)
-        if keyword:
-            fts = build_fts_query(query) if keyword_mode == "and" else build_fts_query_or(query)
-            kw_pos, kw_rank = index.keyword_search(fts, depth)
-            if keyword_fallback and kw_pos.size == 0:
-                kw_pos, kw_rank = _per_keyword(index, query, depth)
-                fallback[qi] = kw_pos.size > 0
-        rows.append(merge_row(vec_pos[qi], vec_sc[qi], kw_pos, kw_rank))
+    run_vector = vector and index.has_vectors and len(table)
+    if run_vector and query_vectors is None:
+        query_vectors = index.embed_queries(queries)
+    if run_vector and keyword and len(table) >= PARALLEL_LEGS_MIN_ROWS:
+        # A large index: SQLite (FTS5) and the vector scan both release the GIL, so the
+        # keyword leg runs in a thread while this one scans (the table is loaded and
+        # the connection is used by that thread alone meanwhile).
+        with ThreadPoolExecutor(1) as pool:
+            kw_future = pool.submit(keyword_leg)
+            vec_pos, vec_sc = index.vector_search(query_vectors, vdepth)
+            kw = kw_future.result()
+    else:
+        if run_vector:
+            vec_pos, vec_sc = index.vector_search(query_vectors, vdepth)
+        kw = keyword_leg()
+    rows: list[Row] = [
+        merge_row(vec_pos[qi], vec_sc[qi], kw_pos, kw_rank)
+        for qi, (kw_pos, kw_rank) in enumerate(kw)
+    ]
 
     pos, vs, tr, vr, kr = pad_rows(rows)
     tarr = np.full(nq, np.nan) if times is None else np.asarray(times, dtype=np.float64)

@@ -49,7 +49,7 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
         choices=VECTOR_BACKENDS,
         default="numpy",
         help="vector-leg engine: numpy/faiss exact, fp16/sq8 quantised, ivf/hnsw approximate"
-        " (default numpy; see docs/benchmarks.md)",
+        " (default numpy; an approximate index is rebuilt per call, so exact is fastest here)",
     )
     g.add_argument("--config", help="OpenClaw config file (openclaw.json, JSON5)")
     g.add_argument("--agent", help="agent id whose memorySearch override applies (with --config)")

@@ -5,7 +5,8 @@ Tables: ``meta(key, value)``, ``files(path, source, hash, mtime, size)``,
 updated_at, heading, truncated)``, ``embedding_cache(provider, model,
 provider_key, hash, embedding, dims, truncated, updated_at)`` and an FTS5 table
 ``chunks_fts`` whose rowid is the chunk's rowid. Vectors are float32 blobs in
-``chunks.embedding``, loaded into an in-memory exact index on first search.
+``chunks.embedding``, loaded into memory on first search and served by a
+``memlab.vectors`` engine (exact by default).
 
 Sync is incremental by content hash; a change of fingerprint (provider, model,
 provider key, sources, extra paths, chunker, FTS tokenizer, dimensions) builds
@@ -776,13 +777,12 @@ class MemoryIndex:
         # as Python tuples first would cost ~2× the vector bytes at peak (1M chunks: 3.6
         # GB instead of ~1.7 GB). Paths and sources repeat: one str object per value.
         conn = self.connect()
-        # One read transaction: the row count and the scan see the same snapshot.
+        # One read transaction: the version, the row count and the scan see one snapshot.
         own = not conn.in_transaction
+        cur: sqlite3.Cursor | None = None
         try:
             if own:
                 conn.execute("BEGIN")
-            # Version first: a commit landing between the two reads only causes one
-            # extra reload at the next search, never a missed one.
             self._table_version = conn.execute("PRAGMA data_version").fetchone()[0]
             n = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             dims = 0
@@ -791,9 +791,10 @@ class MemoryIndex:
                     "SELECT length(embedding) FROM chunks WHERE embedding IS NOT NULL LIMIT 1"
                 ).fetchone()
                 dims = (row[0] or 0) // 4 if row else 0
+            blob = "c.embedding" if dims else "NULL"  # no vectors: do not read the blobs
             cur = conn.execute(
                 "SELECT c.rowid, c.id, c.path, c.source, c.start_line, c.end_line,"
-                " coalesce(f.mtime, 0), c.embedding FROM chunks c"
+                f" coalesce(f.mtime, 0), {blob} FROM chunks c"
                 " LEFT JOIN files f ON f.path = c.path ORDER BY c.rowid"
             )
             rowids = np.empty(n, dtype=np.int64)
@@ -821,12 +822,18 @@ class MemoryIndex:
                         if b is not None and len(b) == dims * 4:
                             vectors[i + j] = np.frombuffer(b, dtype=np.float32)
                 i += m
-            cur.close()
+            if i != n:  # impossible within one snapshot; never hand out a partial table
+                raise IndexCorruptError(f"{self.db_path}: counted {n} chunks but read {i}")
         except sqlite3.DatabaseError as exc:
             raise _db_error(self.db_path, exc) from exc
         finally:
-            if own and conn.in_transaction:
-                conn.rollback()  # read-only: ends the snapshot
+            # Close the cursor first: a rollback under an open cursor leaves the
+            # connection pinned to the old snapshot (it would never see later commits).
+            with contextlib.suppress(sqlite3.Error):
+                if cur is not None:
+                    cur.close()
+                if own and conn.in_transaction:
+                    conn.rollback()  # read-only: ends the snapshot
         if vectors is not None and n == 0:
             vectors = None
         return ChunkTable(
@@ -933,9 +940,9 @@ class MemoryIndex:
         Served by the ``vector_backend`` engine (``memlab.vectors``), built lazily from
         the chunk table and rebuilt when the table reloads. Exact engines break score
         ties by the lower position. Returns (positions [Q, k'], scores [Q, k']) with
-        k' = min(k, N); rows of an all-zero query vector, and slots an approximate
-        engine could not fill, hold position −1 and score NaN (OpenClaw skips the
-        vector side for a zero query).
+        k' = min(k, N); rows of an all-zero or non-finite query vector (not scanned), and
+        slots an approximate engine could not fill, hold position −1 and score NaN
+        (OpenClaw skips the vector side for a zero query).
         """
         qv = np.atleast_2d(np.asarray(query_vectors, dtype=np.float32))
         t = self.table
@@ -943,12 +950,15 @@ class MemoryIndex:
         nq = qv.shape[0]
         if t.vectors is None or t.vectors.shape[1] == 0 or kk <= 0:
             return np.full((nq, 0), -1, dtype=np.int64), np.full((nq, 0), np.nan)
-        pos, scores = self.vector_engine().search(qv, kk)
-        pos = np.asarray(pos, dtype=np.int64)
-        scores = np.asarray(scores, dtype=np.float64)
-        zero = ~np.any(qv != 0, axis=1)
-        pos[zero] = -1
-        scores[zero] = np.nan
+        pos = np.full((nq, kk), -1, dtype=np.int64)
+        scores = np.full((nq, kk), np.nan)
+        # An all-zero (or non-finite) query has no direction: nothing to scan for.
+        ok = np.flatnonzero(np.isfinite(qv).all(axis=1) & qv.any(axis=1))
+        if ok.size:
+            p, sc = self.vector_engine().search(qv[ok], kk)
+            p = np.asarray(p, dtype=np.int64)
+            pos[ok, : p.shape[1]] = p
+            scores[ok, : p.shape[1]] = np.asarray(sc, dtype=np.float64)
         scores[pos < 0] = np.nan
         return pos, scores
 
@@ -956,9 +966,15 @@ class MemoryIndex:
         """Serve the vector leg from a prebuilt ``memlab.vectors`` engine over ``table.vectors``
         (e.g. an IVF index tuned elsewhere) until the table next reloads after a sync."""
         vecs = self.table.vectors
-        n = getattr(engine, "n", None)
-        if vecs is None or (n is not None and n != len(vecs)):
-            raise ValueError("the engine was not built over this index's table")
+        held = getattr(engine, "vectors", None)
+        shape = (
+            held.shape if held is not None else (getattr(engine, "n", -1), getattr(engine, "d", -1))
+        )
+        if vecs is None or tuple(shape) != vecs.shape:
+            raise ValueError(
+                f"the engine holds {tuple(shape)} vectors, this index's table"
+                f" {None if vecs is None else vecs.shape}: build it over index.table.vectors"
+            )
         self._ann = engine
 
     def vector_engine(self) -> Any:

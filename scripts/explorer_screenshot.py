@@ -383,6 +383,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.min_score == "":
         args.min_score = None
+    else:
+        try:
+            value = float(args.min_score)
+        except ValueError:
+            ap.error(f"--min-score must be a number in [0, 1], got {args.min_score!r}")
+        if not 0.0 <= value <= 1.0:
+            ap.error(f"--min-score must be in [0, 1], got {value}")
+        # The slider steps by 0.01: ask for a value it can hold, or the wait never ends.
+        args.min_score = str(round(value, 2))
     if not Path(args.chromium).exists():
         print(
             f"error: no Chromium at {args.chromium} (apt-get install -y chromium)", file=sys.stderr

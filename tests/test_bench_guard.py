@@ -136,3 +136,29 @@ def test_exact_scan_reads_at_memory_speed() -> None:
     t_read = _best_of(lambda: v.sum(axis=0), 7)
     t_scan = min(_best_of(lambda i=i: eng.search(q[i : i + 1], 24), 1) for i in range(8))
     assert t_scan / t_read <= MAX_SCAN_OVER_READ, f"scan {t_scan / t_read:.2f}x a plain read"
+
+
+def test_committed_results_render_as_doc_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/benchmarks.md's tables come from benchmarks/results/*.json: every table must
+    render from the committed files (a script changed without rerunning it fails here)."""
+    from benchmarks import tables
+
+    assert tables.main([]) == 0
+    out = capsys.readouterr().out
+    for name in tables.TABLES:
+        assert f"<!-- {name} -->" in out
+    sizes = json.loads((REPO / "benchmarks/results/search_latency.json").read_text())
+    search_rows = out.split("<!-- search -->")[1].split("<!--")[0].strip().splitlines()[2:]
+    assert len(search_rows) == len(sizes["results"]["sizes"])
+    assert tables.main(["nope"]) == 2
+
+
+def test_doc_tables_match_results() -> None:
+    """Every table in docs/benchmarks.md is what benchmarks/tables.py renders from the
+    committed JSON (refresh with `python benchmarks/tables.py --update docs/benchmarks.md`)."""
+    from benchmarks import tables
+
+    doc = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    blocks = tables.BLOCK.findall(doc)
+    assert {b[1] for b in blocks} >= {"sweep", "search", "legs", "memory", "index", "quality"}
+    assert tables.render_blocks(doc) == doc, "run: python benchmarks/tables.py --update ..."

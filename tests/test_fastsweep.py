@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from memlab.eval.fastsweep import (
 )
 from memlab.eval.sweep import sweep
 from memlab.index import ChunkTable
-from memlab.pipeline import openclaw, openclaw_latest, qmd_like, rrf_preset
+from memlab.pipeline import Pipeline, openclaw, openclaw_latest, qmd_like, rrf_preset
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -118,6 +119,7 @@ def test_rank_settings_equals_pipeline_rank(name: str, seed: int) -> None:
     grid += [{"min_score": m} for m in (-1.0, 0.0, 0.2, 0.5, 0.9)]
     if base.fusion == "rrf":
         grid += [{"rrf_k": k, "vector_weight": w} for k in (1.0, 10.0, 60.0) for w in (0.0, 0.6)]
+        grid += [{"rrf_k": 7}, {"text_weight": 0.0}]  # an int k; a leg weighted 0
     assert_same_as_pipeline(cs, [base.replace(**g) for g in grid])
 
 
@@ -179,6 +181,16 @@ def test_fast_path_reasons() -> None:
     why = fast_path_reason(cs, [openclaw(), openclaw(max_results=3)])
     assert why is not None and "max_results" in why
     assert "vector-only" in fast_path_reason(cs, [openclaw(keyword=False)])
+
+    class OwnFusion(Pipeline):
+        def _fuse(self, *args, **kwargs):  # a fusion of its own: never inlined
+            return super()._fuse(*args, **kwargs) ** 2
+
+    own = OwnFusion(**{f.name: getattr(openclaw(), f.name) for f in fields(Pipeline)})
+    assert "stages of its own" in fast_path_reason(cs, [own])
+    ranked = rank_settings(cs, [own])
+    assert ranked.path == "loop"
+    np.testing.assert_array_equal(ranked.scores[0], own.rank(cs).scores)
     # The general path still answers, one setting at a time, with the same shapes.
     systems = [openclaw(max_results=2), openclaw()]
     r = rank_settings(cs, systems)

@@ -163,7 +163,7 @@ def test_fts5_bm25_equals_okapi_by_hand(tmp_path: Path) -> None:
     assert BM25Okapi(toks).get_scores(["apple"]).shape == (n,)
 
 
-def test_vector_search_exact_matches_numpy(small_workspace: Path, hashing) -> None:
+def test_vector_search_engines_agree(small_workspace: Path, hashing) -> None:
     idx = make(small_workspace, hashing)
     idx.sync()
     q = idx.embed_queries(["coffee preference", "gateway host"])
@@ -187,6 +187,17 @@ def test_vector_search_exact_matches_numpy(small_workspace: Path, hashing) -> No
         assert (pos2 == pos).all(), backend
         np.testing.assert_allclose(sc2, sc, rtol=1e-4, atol=1e-6)
         assert other.vector_engine().name == backend
+    # A non-finite query row is not scanned (and does not disturb the other rows).
+    bad = np.vstack([q[:1], np.full((1, q.shape[1]), np.nan, dtype=np.float32)])
+    bpos, bsc = idx.vector_search(bad, 3)
+    assert list(bpos[0]) == list(pos[0]) and (bpos[1] == -1).all() and np.isnan(bsc[1]).all()
+    # An engine built over other vectors is refused.
+    from memlab.vectors import make_engine
+
+    with pytest.raises(ValueError, match=r"build it over index\.table\.vectors"):
+        idx.set_vector_engine(make_engine("numpy", idx.table.vectors[:-1]))
+    idx.set_vector_engine(make_engine("faiss", idx.table.vectors))
+    assert (idx.vector_search(q, 3)[0] == pos).all()
     # An all-zero query vector skips the vector side.
     zpos, zsc = idx.vector_search(np.zeros((1, q.shape[1]), dtype=np.float32), 3)
     assert (zpos == -1).all() and np.isnan(zsc).all()
@@ -354,3 +365,91 @@ def test_table_loads_in_batches_and_engine_follows_syncs(
     assert idx.vector_engine() is not engine
     pos, _ = idx.vector_search(idx.embed_queries([note]), 1)
     assert idx.table.paths[pos[0, 0]] == "memory/2026-03-21.md"
+
+
+class _Conn:
+    """A connection proxy whose table-loading cursor calls ``hook(batch_number)``."""
+
+    def __init__(self, conn: sqlite3.Connection, hook) -> None:
+        self._conn, self._hook = conn, hook
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+    def execute(self, sql: str, *args):
+        cur = self._conn.execute(sql, *args)
+        return _Cursor(cur, self._hook) if sql.startswith("SELECT c.rowid") else cur
+
+
+class _Cursor:
+    def __init__(self, cur: sqlite3.Cursor, hook) -> None:
+        self._cur, self._hook, self._n = cur, hook, 0
+
+    def fetchmany(self, size: int):
+        self._n += 1
+        self._hook(self._n)
+        return self._cur.fetchmany(size)
+
+    def close(self) -> None:
+        self._cur.close()
+
+
+def test_table_load_is_one_snapshot_and_never_pins_the_connection(
+    small_workspace: Path, hashing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memlab.index as index_mod
+
+    idx = make(small_workspace, hashing)
+    idx.sync()
+    n = len(idx.table)
+    monkeypatch.setattr(index_mod, "LOAD_BATCH", 1)
+    other = sqlite3.connect(idx.db_path)
+
+    deleted: list[int] = []
+
+    def delete_one(batch: int) -> None:
+        if batch == 2 and not deleted:  # another connection commits while rows are read
+            other.execute("DELETE FROM chunks WHERE rowid = (SELECT max(rowid) FROM chunks)")
+            other.commit()
+            deleted.append(batch)
+
+    reader = make(small_workspace, hashing)
+    reader._conn = _Conn(reader.connect(), delete_one)
+    assert len(reader.table) == n  # the snapshot taken before the delete
+    assert not reader._conn.in_transaction
+    assert reader.refresh() and len(reader.table) == n - 1  # the commit is seen afterwards
+
+    def fail(batch: int) -> None:
+        if batch == 2:
+            raise KeyboardInterrupt
+
+    broken = make(small_workspace, hashing)
+    broken._conn = _Conn(broken.connect(), fail)
+    with pytest.raises(KeyboardInterrupt):
+        broken.table  # noqa: B018
+    assert not broken._conn.in_transaction
+    other.execute("DELETE FROM chunks WHERE rowid = (SELECT max(rowid) FROM chunks)")
+    other.commit()
+    broken._conn = broken._conn._conn
+    assert len(broken.table) == n - 2  # not pinned to the snapshot of the failed load
+    other.close()
+
+
+def test_table_with_missing_embeddings(small_workspace: Path, hashing) -> None:
+    idx = make(small_workspace, hashing)
+    idx.sync()
+    con = sqlite3.connect(idx.db_path)
+    first = con.execute("SELECT min(rowid) FROM chunks").fetchone()[0]
+    con.execute("UPDATE chunks SET embedding = NULL WHERE rowid = ?", (first,))
+    con.commit()
+    con.close()
+    fresh = make(small_workspace, hashing)
+    t = fresh.table
+    assert t.vectors.shape == (len(t), hashing.dimensions)
+    assert not t.vectors[0].any() and t.vectors[1:].any(axis=1).all()
+    empty = MemoryIndex(small_workspace, embedder=hashing, db_path=small_workspace / "e.sqlite")
+    assert len(empty.table) == 0 and empty.table.vectors is None
+    assert empty.vector_search(np.ones((1, hashing.dimensions), dtype=np.float32), 3)[0].shape == (
+        1,
+        0,
+    )

@@ -170,6 +170,30 @@ def test_depth_cut_equals_shallow_retrieval(small_workspace: Path, hashing) -> N
     assert shallow[cols].equals(deep[cols])
 
 
+def test_legs_in_parallel_equal_legs_in_turn(
+    small_workspace: Path, hashing, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memlab.candidates as candidates
+
+    idx = MemoryIndex(
+        small_workspace, embedder=hashing, db_path=small_workspace.parent / "i.sqlite"
+    )
+    idx.sync()
+    queries = ["coffee roast preference", "gateway host", "a828e60", "watcher ticket", "zzz"]
+    runs = {}
+    for threshold in (1 << 62, 0):  # in turn, then the keyword leg in a thread
+        monkeypatch.setattr(candidates, "PARALLEL_LEGS_MIN_ROWS", threshold)
+        for mode, fallback in (("and", False), ("or", False), ("and", True)):
+            cs = candidates.retrieve(idx, queries, keyword_mode=mode, keyword_fallback=fallback)
+            runs.setdefault((mode, fallback), []).append(cs)
+    for key, (serial, parallel) in runs.items():
+        for a in ("pos", "vec_score", "text_raw", "vec_rank", "text_rank", "keyword_fallback"):
+            np.testing.assert_array_equal(
+                getattr(serial, a), getattr(parallel, a), err_msg=str(key)
+            )
+    assert runs[("and", True)][1].keyword_fallback.any()  # the fallback ran in the thread
+
+
 def test_parameter_validation_messages() -> None:
     with pytest.raises(ValueError, match=r"vector_weight must be in \[0, 1\], got 1.3"):
         Pipeline(vector_weight=1.3)

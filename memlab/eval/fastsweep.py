@@ -10,8 +10,10 @@ computes that once and then, for all S settings together:
 1. prunes each query's candidates to those that can reach the top K
    (K = max_results) under some setting (``skyline_keep``; only when the
    fused score is monotone in both legs and no decay reorders them);
-2. fuses every setting with the pipeline's own fusion code
-   (``Pipeline._fuse``) on the pruned [Q, C'] arrays;
+2. fuses every setting on the pruned [Q, C'] arrays: weighted sum and RRF
+   with their operands prepared once (the same float operations in the same
+   order as ``memlab.fusion.weighted_sum`` / ``rrf``, so bit-identical), other
+   fusions with the pipeline's own ``Pipeline._fuse``;
 3. sorts and selects all S·Q rows in one batch (``select_rows``: stable
    order, ties in insertion order, ``min_score``, OpenClaw's relaxed keyword
    fallback, the "keyword-only hits fill spare slots" rule);
@@ -36,7 +38,7 @@ import numpy as np
 from memlab.candidates import CandidateSet
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanHits
-from memlab.fusion import clamp_weights
+from memlab.fusion import RRF_BONUS_FIRST, RRF_BONUS_TOP3, clamp_weights
 
 if TYPE_CHECKING:
     from memlab.eval.lab import LabCandidates
@@ -94,7 +96,10 @@ def fast_path_reason(cs: CandidateSet, systems: Sequence[Pipeline]) -> str | Non
     from memlab.pipeline import Pipeline
 
     own = (
-        type(s).scores is not Pipeline.scores or type(s).rank is not Pipeline.rank for s in systems
+        type(s).scores is not Pipeline.scores
+        or type(s).rank is not Pipeline.rank
+        or type(s)._fuse is not Pipeline._fuse
+        for s in systems
     )
     if any(own):
         return "a Pipeline subclass with stages of its own (scored one setting at a time)"
@@ -371,11 +376,32 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
         w_vec = np.where(v_absent, base.missing, p_vec)
         w_text = np.where(t_absent, base.missing, p_text)
         w_valid = valid0 & ~(v_absent & t_absent)
+    rrf = base.fusion == "rrf"
+    if rrf:
+        # fusion.rrf's operands, computed once: per setting w / (k + rank + 1) per leg, the
+        # two legs added (as its sum over the leg axis does) and QMD's bonus, which does not
+        # depend on k or the weights.
+        r_vec = np.where(p_has_v, sub.vec_rank, -1).astype(np.float64)
+        r_text = np.where(p_has_t, sub.text_rank, -1).astype(np.float64)
+        f_vec, f_text = r_vec >= 0, r_text >= 0
+        r_valid = valid0 & (f_vec | f_text)
+        bonus = None
+        if base.rrf_top_bonus:
+            best = np.minimum(np.where(f_vec, r_vec, np.inf), np.where(f_text, r_text, np.inf))
+            bonus = np.where(best == 0, RRF_BONUS_FIRST, np.where(best <= 2, RRF_BONUS_TOP3, 0.0))
     for i, s in enumerate(systems):
         if wsum:
             wv, wt = clamp_weights(s.vector_weight, s.text_weight)
             valid = w_valid
             fused = wv * w_vec + wt * w_text
+        elif rrf and s.vector_weight >= 0 and s.text_weight >= 0:
+            wv, wt = float(s.vector_weight), float(s.text_weight)
+            valid = r_valid
+            fused = np.where(f_vec, wv / (s.rrf_k + r_vec + 1.0), 0.0) + np.where(
+                f_text, wt / (s.rrf_k + r_text + 1.0), 0.0
+            )
+            if bonus is not None:
+                fused = fused + bonus
         else:
             fused = s._fuse(p_vec, p_text, p_has_v, p_has_t, sub, valid0)
             valid = valid0 & ~np.isnan(fused)

@@ -1,0 +1,357 @@
+"""Markdown tables for docs/benchmarks.md from the committed benchmark JSON.
+
+    python benchmarks/tables.py                 # every table, from benchmarks/results/*.json
+    python benchmarks/tables.py search memory   # some of them
+    python benchmarks/tables.py --update docs/benchmarks.md   # refresh the doc's tables
+
+``--update`` rewrites every block between ``<!-- table:NAME -->`` and
+``<!-- /table -->`` in the file with the current table NAME (the CI test
+``test_doc_tables_match_results`` fails when the doc and the JSON disagree).
+
+Tables: ``sweep`` (sweep_speed.json); ``search``, ``legs``, ``ann`` and
+``memory`` (search_latency.json); ``index`` and ``incremental``
+(index_throughput.json); ``quality`` (baseline.json). A table whose figures
+are missing from its JSON (e.g. written by an older script) is an error. Figures are
+medians over repeats, with [min–max] where a table has room; the JSON has
+every repeat's summary and the machine they were measured on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def _load(name: str) -> dict[str, Any]:
+    path = RESULTS / f"{name}.json" if name != "baseline" else REPO / "benchmarks" / "baseline.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    """A figure: thousands separators from 100 up, else ``digits`` significant digits; '—' for None/NaN."""
+    if x is None or x != x:
+        return "—"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}g}"
+
+
+def _med(d: dict[str, Any] | None, key: str = "p50_ms") -> float | None:
+    if not d or key not in d:
+        return None
+    return float(d[key]["median"])
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _chunks(n: int) -> str:
+    return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
+
+
+def _span(d: dict[str, Any]) -> str:
+    return f"{_num(d['median'])} [{_num(d['min'])}–{_num(d['max'])}]"
+
+
+def sweep() -> str:
+    """Seconds per sweep and the factor each alternative is slower than the fast path."""
+    d = _load("sweep_speed")["results"]
+    rr = d.get("rerun")
+    rows = []
+    grids = (
+        ("wsum, 101 settings", d["wsum"], "ranx_seconds", "ranx_seconds_per_101", "settings"),
+        (
+            "RRF, 10 k × 10 weights",
+            d["rrf"],
+            "ranx_seconds_k_only",
+            "ranx_seconds_per_100",
+            "RRF k only, × 10 to 100 settings",
+        ),
+    )
+    for label, g, ranx, ranx_scaled, ranx_what in grids:
+        fast = g["memlab_fast_seconds"]["median"]
+        rows += [
+            [label, "**memlab fast path**", _span(g["memlab_fast_seconds"]), "1"],
+            [
+                "",
+                "memlab, one setting at a time (`LabCandidates.score`)",
+                _span(g["memlab_loop_seconds"]),
+                _num(g["memlab_loop_seconds"]["median"] / fast),
+            ],
+        ]
+        if ranx in g:
+            what = f"{g['ranx_settings']} {ranx_what}"
+            rows.append(
+                [
+                    "",
+                    f"ranx `optimize_fusion` ({what})",
+                    _span(g[ranx]),
+                    _num(g[ranx_scaled] / fast),
+                ]
+            )
+    if rr:
+        per = rr["per_setting_seconds"]["median"]
+        fast = rr["fast_101_seconds"]["median"]
+        rows += [
+            [
+                f"wsum, 101 settings, {rr['dataset']}, {rr['queries']} queries",
+                "re-running the search per setting (both legs through the index, then ranking)",
+                f"{_num(per)} per setting → {_num(per * 101)}",
+                _num(per * 101 / fast),
+            ],
+            ["", "**memlab fast path**", _span(rr["fast_101_seconds"]), "1"],
+        ]
+    return _table(["sweep", "system", "seconds median [min–max]", "× the fast path"], rows)
+
+
+def search() -> str:
+    """Hybrid search p50 per size: bound, memlab exact / IVF, OpenClaw's path, speed-ups."""
+    rows = []
+    for r in _load("search_latency")["results"]["sizes"]:
+        ivf = r.get("ivf", {})
+        rows.append(
+            [
+                _chunks(r["chunks"]),
+                _num(r["bandwidth"]["bound_ms"]),
+                _num(_med(r["memlab_exact"])),
+                _num(r["memlab_exact"]["over_bound"], 2),
+                _num(_med(r.get("memlab_ivf"))),
+                f"{ivf['nprobe']} / {_num(ivf.get('recall_at_10'))}" if ivf.get("nprobe") else "—",
+                _num(_med(r["openclaw"])),
+                _num(r["openclaw_bare_ms"]),
+                _num(r["speedup_exact_vs_openclaw"]),
+                _num(r["speedup_exact_vs_bare_scan"]),
+                _num(r.get("speedup_ivf_vs_openclaw")),
+            ]
+        )
+    return _table(
+        [
+            "chunks",
+            "bound ms",
+            "memlab exact p50 ms",
+            "exact / bound",
+            "memlab IVF p50 ms",
+            "IVF nprobe / recall@10",
+            "OpenClaw pinned p50 ms",
+            "FTS5 + bare scan ms",
+            "exact × faster than OpenClaw",
+            "× than bare",
+            "IVF × faster than OpenClaw",
+        ],
+        rows,
+    )
+
+
+def legs() -> str:
+    """Each leg alone, p50 / p95 and batch throughput."""
+    rows = []
+    for r in _load("search_latency")["results"]["sizes"]:
+        rows.append(
+            [
+                _chunks(r["chunks"]),
+                _num(_med(r["keyword_fts5_and"])),
+                f"{_num(_med(r['vector_exact']))} / {_num(_med(r['vector_exact'], 'p95_ms'))}",
+                f"{_num(_med(r['memlab_exact']))} / {_num(_med(r['memlab_exact'], 'p95_ms'))}",
+                _num(_med(r.get("memlab_exact_serial_legs"))),
+                _num(r["vector_exact_batch_qps"]),
+                _num(r["memlab_exact_batch_qps"]),
+                _num(_med(r.get("openclaw_vector"))),
+                _num(_med(r.get("sqlite_vec_bare_scan"))),
+            ]
+        )
+    return _table(
+        [
+            "chunks",
+            "FTS5 AND leg p50 ms",
+            "exact vector leg p50 / p95 ms",
+            "exact hybrid p50 / p95 ms",
+            "same, legs in turn p50 ms",
+            "vector leg batch q/s",
+            "hybrid batch q/s",
+            "sqlite-vec query p50 ms",
+            "sqlite-vec bare scan p50 ms",
+        ],
+        rows,
+    )
+
+
+def ann() -> str:
+    """Approximate and quantised engines: recall@10 against exact and vector-leg p50."""
+    rows = []
+    for r in _load("search_latency")["results"]["sizes"]:
+        for kind in ("sq8", "fp16"):
+            q = r.get(kind)
+            if q:
+                rows.append(
+                    [_chunks(r["chunks"]), kind, _num(q.get("recall_at_10")), _num(_med(q)), "—"]
+                )
+        for s in r.get("ivf", {}).get("sweep", []):
+            rows.append(
+                [
+                    _chunks(r["chunks"]),
+                    f"ivf nprobe {s['nprobe']}",
+                    _num(s["recall_at_10"]),
+                    _num(s["p50_ms"]),
+                    _num(r["ivf"]["build_seconds"]),
+                ]
+            )
+        for s in r.get("hnsw", {}).get("sweep", []):
+            rows.append(
+                [
+                    _chunks(r["chunks"]),
+                    f"hnsw ef {s['ef_search']}",
+                    _num(s["recall_at_10"]),
+                    _num(s["p50_ms"]),
+                    _num(r["hnsw"]["build_seconds"]),
+                ]
+            )
+    return _table(["chunks", "engine", "recall@10 vs exact", "vector leg p50 ms", "build s"], rows)
+
+
+def memory() -> str:
+    """Peak RSS of a process serving searches against raw vector + FTS bytes."""
+    rows = []
+    for m in _load("search_latency")["results"]["memory"]:
+        rows.append(
+            [
+                _chunks(m["chunks"]),
+                _num(m["vector_mb"]),
+                _num(m["fts_mb"]),
+                _num(m["db_file_mb"]),
+                _num(m["peak_rss_mb"] - m["baseline_rss_mb"]),
+                _num(m["limit_mb"]),
+                _num(m["peak_over_limit"], 2),
+            ]
+        )
+    return _table(
+        [
+            "chunks",
+            "vectors MiB",
+            "FTS index MiB",
+            "SQLite file MiB",
+            "peak RSS − start-up MiB",
+            "limit 1.5 × (vectors + FTS) MiB",
+            "peak / limit",
+        ],
+        rows,
+    )
+
+
+def index() -> str:
+    """Indexing throughput against the embedder alone, and the incremental sync."""
+    d = _load("index_throughput")["results"]
+    rows = []
+    for key in ("throughput_local", "throughput_hashing"):
+        t = d[key]
+        rows.append(
+            [
+                t["embedder"],
+                f"{t['chunks']:,}",
+                _num(t["raw_chunks_per_s"]["median"]),
+                _num(t["sync_chunks_per_s"]["median"]),
+                f"{_num(t['ratio']['median'])} [{_num(t['ratio']['min'])}–{_num(t['ratio']['max'])}]",
+            ]
+        )
+    return _table(
+        ["embedder", "chunks", "embedder alone chunks/s", "`sync` chunks/s", "sync / raw"], rows
+    )
+
+
+def incremental() -> str:
+    """The one-line append to a 10,000-chunk index."""
+    d = _load("index_throughput")["results"]["incremental"]
+    rows = []
+    for key, label in (
+        ("noop_sync_seconds", "nothing changed"),
+        ("append_sync_seconds", "one line appended"),
+    ):
+        s = d[key]
+        rows.append([label, f"{_num(s['median'])} [{_num(s['min'])}–{_num(s['max'])}]"])
+    return _table(["sync after", "seconds median [min–max]"], rows)
+
+
+def quality() -> str:
+    """recall@10 / ndcg@10 of every preset per committed corpus and embedder."""
+    figs = _load("baseline")["figures"]
+    keys = list(figs)
+    presets = list(dict.fromkeys(p for k in keys for p in figs[k]))
+    rows = []
+    for p in presets:
+        row = [f"`{p}`"]
+        for k in keys:
+            v = figs[k].get(p)
+            row.append(f"{v['recall@10']:.3f} / {v['ndcg@10']:.3f}" if v else "—")
+        rows.append(row)
+    return _table(["preset", *[k.replace("/", " · ") for k in keys]], rows)
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "sweep": sweep,
+    "search": search,
+    "legs": legs,
+    "ann": ann,
+    "memory": memory,
+    "index": index,
+    "incremental": incremental,
+    "quality": quality,
+}
+
+
+BLOCK = re.compile(r"(<!-- table:(\w+) -->\n)(.*?)(<!-- /table -->)", re.S)
+
+
+def render_blocks(text: str) -> str:
+    """``text`` with every ``<!-- table:NAME -->`` … ``<!-- /table -->`` block re-rendered."""
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(2)
+        if name not in TABLES:
+            raise KeyError(f"unknown table {name!r} in a table block")
+        return f"{m.group(1)}{TABLES[name]()}\n{m.group(4)}"
+
+    return BLOCK.sub(sub, text)
+
+
+def main(argv: Sequence[str]) -> int:
+    args = list(argv)
+    if args[:1] == ["--update"]:
+        if len(args) != 2:
+            print("usage: tables.py --update FILE.md", file=sys.stderr)
+            return 2
+        path = Path(args[1])
+        try:
+            path.write_text(render_blocks(path.read_text(encoding="utf-8")), encoding="utf-8")
+        except (OSError, KeyError) as exc:
+            print(f"{path}: {exc}", file=sys.stderr)
+            return 1
+        print(f"updated {path}")
+        return 0
+    names = args or list(TABLES)
+    unknown = [n for n in names if n not in TABLES]
+    if unknown:
+        print(f"unknown table(s) {unknown}; choose from {', '.join(TABLES)}", file=sys.stderr)
+        return 2
+    status = 0
+    for n in names:
+        try:
+            text = TABLES[n]()
+        except (OSError, KeyError) as exc:
+            print(f"{n}: figures missing ({exc!r}); rerun its benchmark", file=sys.stderr)
+            status = 1
+            continue
+        print(f"<!-- {n} -->\n{text}\n")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
