@@ -124,6 +124,13 @@ def incremental(embedder: Any, repeats: int) -> dict[str, Any]:
     ws = root / "workspace"
     db = root / "index.sqlite"
     build_seconds = None
+    if (root / "complete").exists():
+        cached = MemoryIndex(ws, db_path=db, embedder=embedder, chunker=chunker, progress=False)
+        stale = cached.stored_fingerprint() != cached.fingerprint()
+        cached.close()
+        if stale:  # e.g. built by another checkout's model folder: rebuild, never time it
+            log("the cached 10,000-chunk index was built with other settings: rebuilding it")
+            (root / "complete").unlink()
     if not (root / "complete").exists():
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)

@@ -324,6 +324,9 @@ def render_blocks(text: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     args = list(argv)
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if args[:1] == ["--update"]:
         if len(args) != 2:
             print("usage: tables.py --update FILE.md", file=sys.stderr)

@@ -325,7 +325,12 @@ def _build_pipeline(args: argparse.Namespace) -> Any:
         if v is not None:
             overrides[name] = v
     try:
-        return preset(args.preset, **overrides)
+        if args.preset is None and getattr(args, "config", None):
+            # OpenClaw's own query settings (weights, maxResults, minScore, MMR, decay).
+            from memlab.pipeline import from_config
+
+            return from_config(_load_config(args)).replace(**overrides)
+        return preset(args.preset or "openclaw", **overrides)
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from exc
 
@@ -334,6 +339,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memlab.tools import memory_search
 
     pipeline = _build_pipeline(args)
+    wanted = getattr(pipeline, "fts_tokenizer", None)
+    if wanted and args.fts_tokenizer is None:
+        args.fts_tokenizer = wanted  # a preset tuned on its own tokenizer (memlab-best: porter)
     index = _open_index(args)
     with index:
         index.ensure_synced()
@@ -349,7 +357,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memlab.rerank import snippet
 
     if df.empty:
-        print(f"no results for {args.query!r} ({pipeline.name})")
+        hint = (
+            f"minScore {pipeline.min_score:g}: try --min-score 0" if pipeline.min_score > 0 else ""
+        )
+        print(f"no results for {args.query!r} ({pipeline.name}{'; ' + hint if hint else ''})")
         return 0
     rows = []
     for r in df.itertuples(index=False):
@@ -504,8 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument(
         "--preset",
-        default="openclaw",
-        help="openclaw, openclaw-latest, rrf, qmd-like, vector, bm25",
+        default=None,
+        help="openclaw (default; with --config: the config's own query settings),"
+        " openclaw-latest, rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
     )
     p.add_argument("--vector-weight", type=float, dest="vector_weight")
     p.add_argument("--text-weight", type=float, dest="text_weight")

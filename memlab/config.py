@@ -200,6 +200,10 @@ def load_openclaw_config(
     agents = data.get("agents", {}) if isinstance(data, Mapping) else {}
     base = dict((agents.get("defaults") or {}).get("memorySearch") or {})
     if agent_id is not None:
+        ids = [a.get("id") for a in agents.get("list") or [] if isinstance(a, Mapping)]
+        if agent_id not in ids:
+            known = ", ".join(str(i) for i in ids) or "none"
+            raise ValueError(f"{p}: no agent {agent_id!r} in agents.list (agents: {known})")
         for agent in agents.get("list") or []:
             if isinstance(agent, Mapping) and agent.get("id") == agent_id:
                 override = agent.get("memorySearch") or {}

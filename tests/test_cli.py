@@ -138,3 +138,34 @@ def test_search_vector_backends_agree(small_workspace: Path) -> None:
 def test_missing_workspace_is_clear_error(tmp_path: Path) -> None:
     p = run("index", str(tmp_path / "nope"), "--embedder", "hashing", check=False, subprocess_=True)
     assert p.returncode == 2 and "workspace not found" in p.stderr
+
+
+def test_search_takes_query_settings_from_config(small_workspace: Path, tmp_path: Path) -> None:
+    ws = str(small_workspace)
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(
+        "{agents: {defaults: {memorySearch: {provider: 'local',"
+        " query: {maxResults: 2, minScore: 0, hybrid: {vectorWeight: 0.4, textWeight: 0.6}}}}}}"
+    )
+    base = ["search", ws, "coffee roast", "--embedder", "hashing", "--config", str(cfg)]
+    res = json.loads(run(*base, "--json").stdout)["results"]
+    assert len(res) == 2  # the config's maxResults and minScore, not the preset's 6 / 0.35
+    ex = run(*base, "--explain").stdout
+    assert "vector_weight=0.4" in ex and "max_results=2" in ex
+    # An explicit preset still wins; flags override the config.
+    assert len(json.loads(run(*base, "--json", "--preset", "openclaw").stdout)["results"]) <= 1
+    assert len(json.loads(run(*base, "--json", "--max-results", "3").stdout)["results"]) == 3
+    bad = run(*base, "--agent", "nobody", check=False)
+    assert bad.returncode != 0 and "no agent 'nobody'" in bad.stderr
+
+
+def test_memlab_best_search_uses_its_porter_index(small_workspace: Path) -> None:
+    ws = str(small_workspace)
+    out = run("search", ws, "preferences", "--embedder", "hashing", "--preset", "memlab-best")
+    assert "memory/2026-0" in out.stdout  # stemmed: "preferences" matches "Preference"
+    st = json.loads(
+        run("status", ws, "--embedder", "hashing", "--fts-tokenizer", "porter", "--json").stdout
+    )
+    assert st["dirty"] is False  # the index memlab-best used is the porter one
+    none = run("search", ws, "zqxv", "--embedder", "none")
+    assert "try --min-score 0" in none.stdout

@@ -53,6 +53,8 @@ def test_json5_file_with_agent_override(tmp_path: Path) -> None:
     assert work.min_score == 0.2 and work.max_results == 8 and work.mmr_enabled
     assert work.extra_paths == ("docs", "~/notes", "work")
     assert MemorySearchConfig.from_openclaw(base.to_openclaw()) == base
+    with pytest.raises(ValueError, match=r"no agent 'nobody' in agents\.list \(agents: work\)"):
+        load_openclaw_config(cfg, "nobody")
 
 
 def test_errors_name_the_key(tmp_path: Path) -> None:
