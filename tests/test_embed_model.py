@@ -117,3 +117,23 @@ def test_broken_model_folder_raises_embedding_error(tmp_path: Path) -> None:
     emb = SentenceTransformerEmbedder(tmp_path)
     with pytest.raises(EmbeddingError, match=r"^local: .* failed after 1 attempt"):
         emb.embed_documents(["hello"])
+
+
+def test_packaged_identity_does_not_depend_on_where_it_is_installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two checkouts (two virtualenvs) of the same model release share cached vectors."""
+    import shutil
+
+    import memlab.embed.local as local
+
+    here = SentenceTransformerEmbedder()
+    copy = tmp_path / "elsewhere" / "model"
+    shutil.copytree(local.packaged_model_path(), copy)
+    monkeypatch.setattr(local, "packaged_model_path", lambda: copy)
+    there = SentenceTransformerEmbedder()
+    assert there.model_path == copy and there.identity_key == here.identity_key
+    # Any other folder is identified by its path.
+    other = SentenceTransformerEmbedder(copy, model_name=here.model)
+    monkeypatch.setattr(local, "packaged_model_path", lambda: tmp_path / "nothing")
+    assert other.identity_key != here.identity_key

