@@ -42,6 +42,7 @@ import numpy as np
 
 from memlab import __version__
 from memlab.chunking import Chunk, ChunkerConfig
+from memlab.paths import cache_dir
 from memlab.workspace import (
     MemoryFile,
     MemoryFileError,
@@ -127,7 +128,7 @@ def default_db_path(workspace: Path) -> Path:
     the workspace is read-only (never inside ``memory/``, so it is never indexed)."""
     if os.access(workspace, os.W_OK):
         return workspace / ".memlab" / "index.sqlite"
-    cache = Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "memlab" / "indexes"
+    cache = cache_dir("indexes")
     key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
     return cache / f"{workspace.name}-{key}.sqlite"
 

@@ -55,9 +55,9 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
 
 
 def _cache_dir() -> Path:
-    import os
+    from memlab.paths import cache_root
 
-    return Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "memlab"
+    return cache_root()
 
 
 def _lab(args: argparse.Namespace) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from memlab import paths
 from memlab.datasets.base import Dataset, load_folder
 
 LINE_BREAKS = re.compile(r"[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]+")
@@ -95,9 +96,9 @@ def read_json(path: Path, what: str) -> Any:
 
 
 def cache_dir(name: str) -> Path:
-    """``$XDG_CACHE_HOME/memlab/<name>``, with ``~/.cache`` when XDG_CACHE_HOME is unset."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "memlab" / name
+    """``$XDG_CACHE_HOME/memlab/<name>``, with ``~/.cache`` when XDG_CACHE_HOME is unset
+    (``memlab.paths.cache_dir``)."""
+    return paths.cache_dir(name)
 
 
 def check_dirname(name: str, what: str) -> str:
