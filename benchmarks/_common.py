@@ -3,7 +3,11 @@
 Every script under ``benchmarks/`` prints a table and, with ``--json PATH``,
 writes ``{"benchmark", "machine", "memlab_version", "inputs", "results"}``
 where every timing is ``{"min", "median", "max", "n"}`` over repeats.
-``--quick`` sizes a script to about a minute on a 2-core machine.
+``--quick`` sizes a script to well under a minute on a 2-core machine (the
+measured times of each script are in its ``--help``; ``QUICK_SECONDS`` below).
+Output rules (``fmt``): an interval is printed only from 3 or more samples
+(fewer: the value and "1 run"/"2 runs"), and a figure that was not measured
+is printed as "not measured", never as None or NaN.
 
 ``random_lab_candidates`` builds a document-level candidate set with random
 leg scores (no index, no text), used by the sweep benchmark and the CI
@@ -32,10 +36,35 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------ command line
-def parser(description: str) -> argparse.ArgumentParser:
-    """An argument parser with the options every benchmark takes."""
+# Wall-clock seconds of each script's --quick run, measured on the 2-core reference machine
+# (shared with other work) with an empty benchmark cache / with it filled by a first run.
+# `memlab bench --quick` runs all four; its help states the sum.
+QUICK_SECONDS: dict[str, tuple[int, int]] = {
+    # measured 2026-12-01 (load average ~4 from other work); cached: the same run's log
+    # minus its one-off corpus and index builds
+    "sweep_speed": (6, 5),
+    "search_latency": (33, 22),
+    "index_throughput": (38, 25),
+    "quality": (3, 3),
+}
+
+
+def quick_help(name: str) -> str:
+    """The --quick help text of a benchmark, with its measured duration."""
+    if name not in QUICK_SECONDS:
+        return "smaller sizes for a fast check (see the script's docstring)"
+    first, cached = QUICK_SECONDS[name]
+    return (
+        f"small sizes: ~{first} s the first time on 2 cores, ~{cached} s once its "
+        "corpora and indexes are cached"
+    )
+
+
+def parser(description: str, name: str | None = None) -> argparse.ArgumentParser:
+    """An argument parser with the options every benchmark takes (``name``: the script,
+    for the measured duration of its --quick run)."""
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--quick", action="store_true", help="sizes that finish in about a minute")
+    p.add_argument("--quick", action="store_true", help=quick_help(name or ""))
     p.add_argument("--json", metavar="PATH", help="write every figure as JSON here")
     p.add_argument("--repeats", type=int, default=None, help="repeats per measurement")
     return p
@@ -128,12 +157,43 @@ def rss_mb() -> float:
 
 
 # ------------------------------------------------------------------ output
+NOT_MEASURED = "not measured"
+MIN_SAMPLES_FOR_INTERVAL = 3
+
+
 def fmt(x: Any, digits: int = 3) -> str:
+    """A table cell. Timings (``stats`` dicts): ``median [min–max]`` from 3 or more
+    samples, the value and ``(1 run)`` / ``(2 runs)`` from fewer (a range of one or two
+    samples is no interval), ``not measured`` from none. None and NaN: ``not measured``.
+    Other floats to ``digits`` significant digits; anything else as ``str``."""
+    if x is None:
+        return NOT_MEASURED
     if isinstance(x, dict) and "median" in x:
+        n = int(x.get("n", MIN_SAMPLES_FOR_INTERVAL))
+        if n <= 0 or _isnan(x["median"]):
+            return NOT_MEASURED
+        if n < MIN_SAMPLES_FOR_INTERVAL:
+            return f"{x['median']:.{digits}g} ({n} run{'s' if n > 1 else ''})"
         return f"{x['median']:.{digits}g} [{x['min']:.{digits}g}–{x['max']:.{digits}g}]"
-    if isinstance(x, float):
-        return f"{x:.{digits}g}"
+    if isinstance(x, float | np.floating):
+        return NOT_MEASURED if _isnan(x) else f"{float(x):.{digits}g}"
     return str(x)
+
+
+def fmt_seconds(x: Any, digits: int = 3) -> str:
+    """``fmt`` of a timing with its unit: ``0.12 s [0.11–0.13]``, ``0.12 s (1 run)``."""
+    cell = fmt(x, digits)
+    if cell == NOT_MEASURED:
+        return cell
+    value, _, rest = cell.partition(" ")
+    return f"{value} s" + (f" {rest}" if rest else "")
+
+
+def _isnan(v: Any) -> bool:
+    try:
+        return bool(np.isnan(float(v)))
+    except (TypeError, ValueError):
+        return False
 
 
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> None:
@@ -286,10 +346,13 @@ def random_lab_candidates(
 
 
 def cache_dir() -> Path:
-    """Where benchmark corpora and indexes are kept between runs (``MEMLAB_BENCH_CACHE``,
-    default ``~/.cache/memlab/bench``)."""
-    root = os.environ.get("MEMLAB_BENCH_CACHE") or str(Path.home() / ".cache" / "memlab" / "bench")
-    path = Path(root).expanduser()
+    """Where benchmark corpora and indexes are kept between runs: ``MEMLAB_BENCH_CACHE``,
+    else ``memlab.paths.cache_dir("bench")`` ($XDG_CACHE_HOME/memlab/bench, else
+    ~/.cache/memlab/bench)."""
+    from memlab.paths import cache_dir as memlab_cache_dir
+
+    env = os.environ.get("MEMLAB_BENCH_CACHE")
+    path = Path(env).expanduser() if env else memlab_cache_dir("bench")
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -156,7 +156,7 @@ def compare(figures: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str,
 
 
 def main() -> int:
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], "quality")
     p.add_argument("--embedders", default=None, help="comma list: hashing,local")
     p.add_argument("--check", action="store_true", help="fail on a drop beyond the tolerance")
     p.add_argument("--update-baseline", metavar="REASON", help="rewrite benchmarks/baseline.json")

@@ -518,7 +518,7 @@ def plot(
 
 
 def main() -> int:
-    p = parser(__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0], "search_latency")
     p.add_argument("--sizes", help="comma list of corpus sizes (chunks)")
     p.add_argument("--nq", type=int, default=None, help="queries per size")
     p.add_argument("--plot", help="write the scale-curve PNG here")

@@ -49,6 +49,7 @@ _EXPORTS = {
     "qmd_like": "memlab.pipeline",
     "rrf_preset": "memlab.pipeline",
     "vector_only": "memlab.pipeline",
+    "wsum_preset": "memlab.pipeline",
     "decay_multiplier": "memlab.rerank",
     "file_timestamp": "memlab.rerank",
     "mmr_rerank": "memlab.rerank",
@@ -126,4 +127,5 @@ __all__ = [
     "snippet",
     "sweep",
     "vector_only",
+    "wsum_preset",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab import __version__
-from memlab.errors import CliError
+from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
 
 EMBEDDERS = ("auto", "local", "hashing", "none")
 CHUNKERS = ("openclaw", "openclaw-exact", "heading", "line")
@@ -27,7 +27,11 @@ VECTOR_BACKENDS = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
 # ---------------------------------------------------------------------- helpers
 def _add_index_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("index options")
-    g.add_argument("--db", help="index file (default WORKSPACE/.memlab/index.sqlite)")
+    g.add_argument(
+        "--db",
+        help="index file (default: one per tokenizer and embedder in the user cache,"
+        " ~/.cache/memlab/indexes/WORKSPACE-HASH/IDENTITY.sqlite; memlab status prints it)",
+    )
     g.add_argument(
         "--embedder",
         choices=EMBEDDERS,
@@ -62,11 +66,31 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
 
 
 def _load_config(args: argparse.Namespace) -> Any:
-    from memlab.config import MemorySearchConfig, load_openclaw_config
+    """The OpenClaw settings of ``--config`` (with ``--agent``'s override), else the defaults.
 
-    if getattr(args, "config", None):
-        return load_openclaw_config(args.config, args.agent)
-    return MemorySearchConfig()
+    Usage errors (exit 2): ``--agent`` without ``--config``, an empty ``--config``
+    or ``--agent``, and, when no ``--embedder`` overrides the config's provider,
+    a provider memlab cannot build (``config.provider_problem``: e.g. ``openai``
+    without ``memorySearch.remote.baseUrl``), each named with the file and key.
+    """
+    from memlab.config import MemorySearchConfig, load_openclaw_config, provider_problem
+
+    config = getattr(args, "config", None)
+    agent = getattr(args, "agent", None)
+    if config is not None and not config.strip():
+        raise CliError("--config is empty: give the path of an openclaw.json file")
+    if agent is not None and config is None:
+        raise CliError(
+            f"--agent {agent!r} needs the config that lists the agents: add --config PATH"
+            " (an openclaw.json with agents.list)"
+        )
+    if config is None:
+        return MemorySearchConfig()
+    cfg = load_openclaw_config(config, agent)
+    problem = provider_problem(cfg) if getattr(args, "embedder", None) is None else None
+    if problem:
+        raise CliError(f"{Path(config).expanduser()}: {problem}")
+    return cfg
 
 
 def _open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
@@ -193,12 +217,20 @@ def cmd_files(args: argparse.Namespace) -> int:
 
 def cmd_chunk(args: argparse.Namespace) -> int:
     from memlab.chunking import ChunkerConfig, estimate_chars
-    from memlab.workspace import read_memory_file
+    from memlab.workspace import MemoryFileError, read_memory_file
 
     path = Path(args.file)
-    if not path.is_file():
+    if path.is_dir():
+        raise CliError(
+            f"{path} is a directory; memlab chunk reads one Markdown file"
+            f" (to list a workspace's memory files: memlab files {path})"
+        )
+    if not path.exists():
         raise CliError(f"file not found: {path}")
-    text = read_memory_file(path).text
+    try:
+        text = read_memory_file(path).text
+    except MemoryFileError as exc:  # unreadable, not a regular file, binary or not UTF-8
+        raise CliError(f"cannot chunk {path}: {exc.reason}") from exc
     cfg = ChunkerConfig(args.chunker, args.tokens, args.overlap)
     chunks = cfg.chunk(text)
     rows = [
@@ -229,9 +261,20 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     return 0
 
 
+def _announce_rebuild(index: Any) -> None:
+    """Say on stderr, before it happens, that an existing index file is about to be rebuilt
+    and why (``MemoryIndex.rebuild_reason``: "embedder changed from X to Y"); a new index
+    or one in step says nothing."""
+    reason = index.rebuild_reason()
+    if reason and reason != "new index":
+        print(f"memlab: rebuilding {index.db_path}: {reason}", file=sys.stderr)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     index = _open_index(args)
     with index:
+        if not args.force:
+            _announce_rebuild(index)
         report = index.sync(force=args.force, progress=None if not args.quiet else False)
         n_trunc = (
             index.connect().execute("SELECT coalesce(sum(truncated), 0) FROM chunks").fetchone()[0]
@@ -271,7 +314,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     index = _open_index(args)
     with index:
         if not index.db_path.exists():
-            raise CliError(f"no index at {index.db_path}; run `memlab index {args.workspace}`")
+            others = sorted(p.stem for p in index.db_path.parent.glob("*.sqlite"))
+            raise CliError(
+                f"no index at {index.db_path} (identity {index.identity});"
+                f" run `memlab index {args.workspace}` with the same options"
+                + (f" (this workspace has indexes for: {', '.join(others)})" if others else "")
+            )
         st = index.status()
     if args.json:
         _print_json(st)
@@ -279,6 +327,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for key in (
         "workspace",
         "index_path",
+        "identity",
         "files",
         "chunks",
         "truncated_chunks",
@@ -286,9 +335,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         "dirty",
     ):
         print(f"{key:18} {st[key]}")
-    print(
-        f"{'fingerprint':18} {'current' if st['fingerprint_current'] else 'STALE (memlab index will rebuild)'}"
-    )
+    if st["fingerprint_current"]:
+        print(f"{'fingerprint':18} current")
+    else:
+        print(f"{'fingerprint':18} STALE (memlab index will rebuild: {index.rebuild_reason()})")
     for k, v in (st["fingerprint"] or {}).items():
         print(f"  {k:16} {v}")
     if st["dirty_files"]:
@@ -335,93 +385,220 @@ def _build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
         raise CliError(str(exc)) from exc
 
 
+def parse_now(raw: str) -> float:
+    """``--now``: Unix seconds (``1736467200``), an ISO date (``2025-01-10``, midnight UTC)
+    or an ISO datetime (``2025-01-10T09:30``, ``...+02:00``; naive = UTC) → Unix seconds."""
+    from datetime import UTC, datetime
+
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        raise CliError(
+            f"--now {raw!r} is not a date: give Unix seconds, YYYY-MM-DD or an ISO datetime"
+            " (YYYY-MM-DDTHH:MM[:SS][+HH:MM])"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)  # dated memory files are midnight UTC too
+    return dt.timestamp()
+
+
+def _sync_for_search(index: Any, no_sync: bool) -> None:
+    """Bring the index in step before a search, or say what is stale.
+
+    A missing index, or one whose fingerprint no longer matches, is (re)built either way
+    (announced on stderr when an existing file is rebuilt). Then by default files changed
+    since the last sync are synced (an unchanged workspace costs one stat per file);
+    with ``--no-sync``, or when the sync cannot run (another writer holds the lock, the
+    index folder is read-only), the stale files are named on stderr instead.
+    """
+    from memlab.index import IndexLockedError
+
+    _announce_rebuild(index)
+    index.ensure_synced()
+    problem = "--no-sync"
+    if not no_sync:
+        try:
+            index.ensure_synced(files=True)
+            return
+        except (IndexLockedError, OSError) as exc:
+            problem = f"could not sync ({exc})"
+    stale = index.stale_files()
+    if stale:
+        shown = ", ".join(stale[:10]) + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
+        print(
+            f"memlab: warning: {problem}: {len(stale)} file(s) changed since the last sync"
+            f" are searched as last indexed: {shown}",
+            file=sys.stderr,
+        )
+
+
+def _cell(c: str, v: Any) -> str:
+    """One explain cell: ``-`` for an absent value (NaN, rank −1), floats to 4 places."""
+    if v is None or (isinstance(v, float) and v != v):
+        return "-"
+    if c in ("vector_rank", "text_rank", "mmr_position"):
+        return "-" if int(v) < 0 else str(int(v))
+    if c == "decay" and isinstance(v, float) and 0 < v < 1e-3:
+        return f"{v:.3g}"  # a multiplier like 1.2e-07 must not print as 0.0000
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
 def cmd_search(args: argparse.Namespace) -> int:
-    from memlab.tools import memory_search
+    """Search a workspace: sync (or warn), one search path with OpenClaw's fallbacks
+    (``memlab.tools.search_with_fallback``) for plain, ``--explain`` and ``--json`` output,
+    and ``--explain`` / ``--dropped`` accounting for every candidate
+    (``memlab.pipeline.explain``)."""
+    from memlab.pipeline import explain
+    from memlab.tools import memory_search, search_with_fallback
 
     cfg = _load_config(args)  # read once: the pipeline and the index both use it
     pipeline = _build_pipeline(args, cfg)
     wanted = getattr(pipeline, "fts_tokenizer", None)
     if wanted and args.fts_tokenizer is None:
         args.fts_tokenizer = wanted  # a preset tuned on its own tokenizer (memlab-best: porter)
+    now = parse_now(args.now) if args.now is not None else None
+    explaining = args.explain or args.dropped
     index = _open_index(args, cfg)
     with index:
-        index.ensure_synced()
-        if args.json and not args.explain:
-            _print_json(
-                memory_search(index, args.query, pipeline=pipeline, citations=args.citations)
+        _sync_for_search(index, args.no_sync)
+        if args.json and not explaining:
+            res = memory_search(
+                index, args.query, pipeline=pipeline, citations=args.citations, now=now
             )
+            if res.get("warning"):
+                print(f"memlab: note: {res['warning']}", file=sys.stderr)
+            _print_json(res)
             return 0
-        df = pipeline.search(index, args.query)
+        out = search_with_fallback(index, pipeline, args.query, now=now)
+        ex = explain(out.pipeline, out.candidates, out.ranking) if explaining else None
+    if out.warning:
+        print(f"memlab: note: {out.warning}", file=sys.stderr)
+    p, df = out.pipeline, out.frame
     if args.json:
-        _print_json(df.drop(columns=["pos"]).to_dict(orient="records"))
+        assert ex is not None
+        rows = ex if args.dropped else ex[ex["fate"] == "returned"]
+        _print_json(
+            {
+                "system": p.name,
+                "mode": ex.attrs["mode"],
+                "formula": ex.attrs["formula"],
+                "fallback": out.warning is not None,
+                **({"warning": out.warning} if out.warning else {}),
+                # NaN (a leg that did not find the chunk) as null: valid JSON.
+                "candidates": rows.drop(columns=["pos"])
+                .astype(object)
+                .where(rows.drop(columns=["pos"]).notna(), None)
+                .to_dict(orient="records"),
+            }
+        )
         return 0
     from memlab.rerank import snippet
 
     if df.empty:
-        hint = (
-            f"minScore {pipeline.min_score:g}: try --min-score 0" if pipeline.min_score > 0 else ""
-        )
-        print(f"no results for {args.query!r} ({pipeline.name}{'; ' + hint if hint else ''})")
-        return 0
-    rows = []
-    for r in df.itertuples(index=False):
-        line = " ".join(snippet(r.text, 200).split())
-        rows.append(
-            {
-                "#": r.rank + 1,
-                "score": f"{r.score:.3f}",
-                "where": f"{r.path}#L{r.start_line}-L{r.end_line}",
-                "snippet": line[: args.width] + ("…" if len(line) > args.width else ""),
-            }
-        )
-    print(_table(rows, ["#", "score", "where", "snippet"]))
-    if args.explain:
-        print(f"\nexplain ({pipeline.name}; mode {df.attrs.get('mode', '')}):")
-        cols = [
-            "vector_score",
-            "vector_rank",
-            "vector_norm",
-            "text_raw",
-            "text_score",
-            "text_rank",
-            "text_norm",
-            "fused",
-            "decay",
-            "mmr_position",
-            "score",
-            "selected_by",
-        ]
-        erows = []
+        hint = f"minScore {p.min_score:g}: try --min-score 0" if p.min_score > 0 else ""
+        print(f"no results for {args.query!r} ({p.name}{'; ' + hint if hint else ''})")
+    else:
+        rows = []
         for r in df.itertuples(index=False):
-            d = {"#": r.rank + 1}
-            for c in cols:
-                v = getattr(r, c)
-                d[c] = (
-                    "-"
-                    if (isinstance(v, float) and v != v)
-                    or (c.endswith("rank") and v < 0)
-                    or (c == "mmr_position" and v < 0)
-                    else (f"{v:.4f}" if isinstance(v, float) else v)
-                )
-            erows.append(d)
-        print(_table(erows, ["#", *cols]))
-        diff = pipeline.diff()
-        print(
-            "settings: " + (", ".join(f"{k}={v}" for k, v in diff.items()) or "openclaw defaults")
-        )
+            line = " ".join(snippet(r.text, 200).split())
+            rows.append(
+                {
+                    "#": r.rank + 1,
+                    "score": f"{r.score:.3f}",
+                    "where": f"{r.path}#L{r.start_line}-L{r.end_line}",
+                    "snippet": line[: args.width] + ("…" if len(line) > args.width else ""),
+                }
+            )
+        print(_table(rows, ["#", "score", "where", "snippet"]))
+    if ex is None:
+        return 0
+    _print_explain(ex, p, args.dropped)
     return 0
 
 
-def cmd_get(args: argparse.Namespace) -> int:
-    from memlab.tools import memory_get
+def _print_explain(ex: Any, p: Any, dropped: bool) -> None:
+    """The ``--explain`` tables: every term of every returned score (they add up:
+    score = (vector_term + text_term + other) × decay + neighbor), then the dropped
+    candidates with their reason (``--dropped``) or how many there are."""
+    print(f"\nexplain ({p.name}; mode {ex.attrs['mode']}): {ex.attrs['formula']}")
+    cols = ["vector_score", "vector_rank", "vector_norm", "vector_term"]
+    cols += ["text_raw", "text_rank", "text_norm", "text_term"]
+    if (ex["other"].fillna(0).abs() > 1e-12).any():
+        cols.append("other")
+    cols += ["fused", "decay"]
+    if getattr(p, "neighbor_prev", 0) or getattr(p, "neighbor_next", 0):
+        cols.append("neighbor")
+    cols += ["score", "mmr_position"]
+    kept = ex[ex["fate"] == "returned"]
+    erows = []
+    for r in kept.to_dict(orient="records"):
+        d = {"#": int(r["rank"]) + 1, **{c: _cell(c, r[c]) for c in cols}}
+        d["selected_by"] = r["reason"]
+        erows.append(d)
+    if erows:
+        print(_table(erows, ["#", *cols, "selected_by"]))
+    diff = p.diff()
+    print("settings: " + (", ".join(f"{k}={v}" for k, v in diff.items()) or "openclaw defaults"))
+    gone = ex[ex["fate"] == "dropped"]
+    if not dropped:
+        if len(gone):
+            print(f"{len(gone)} candidate(s) dropped (--dropped lists them with the reason)")
+        return
+    print(f"\ndropped ({len(gone)} of {len(ex)} candidates):")
+    dcols = ["vector_term", "text_term", "fused", "decay"]
+    if "neighbor" in cols:
+        dcols.append("neighbor")
+    dcols.append("score")
+    drows = [
+        {
+            "where": f"{r['path']}#L{r['start_line']}-L{r['end_line']}",
+            **{c: _cell(c, r[c]) for c in dcols},
+            "reason": r["reason"],
+        }
+        for r in gone.to_dict(orient="records")
+    ]
+    if drows:
+        print(_table(drows, ["where", *dcols, "reason"]))
 
+
+def cmd_get(args: argparse.Namespace) -> int:
+    """``memory_get`` from the shell. ``--json`` prints the tool's JSON unchanged
+    (OpenClaw's ``path required``, ``{text: "", path}`` for a missing file); in both
+    modes a refused path, a missing file or an unreadable one is also explained on
+    stderr (the rule broken, "does not exist", the read error) with exit code 2."""
+    from memlab.tools import memory_get, memory_path_refusal, resolve_memory_path
+
+    ws = Path(args.workspace).expanduser()
+    if not ws.is_dir():
+        raise CliError(f"workspace not found: {ws} (memlab get WORKSPACE PATH)")
     res = memory_get(args.workspace, args.path, args.from_, args.lines, extra_paths=args.extra)
+    problem: str | None = None
+    if "error" in res:
+        refusal = memory_path_refusal(args.workspace, args.path, args.extra)
+        if res["error"] == "path required" and refusal:
+            problem = f"{args.path or repr(args.path)}: refused: {refusal}"
+        elif res["error"].startswith(("from ", "lines ")):  # name the flag, not the tool field
+            got = args.from_ if res["error"].startswith("from") else args.lines
+            problem = f"--{res['error']}, got {got}"
+        else:
+            problem = f"{res['path']}: {res['error']}"
+    elif res["text"] == "":
+        found = resolve_memory_path(args.workspace, args.path, args.extra)
+        if found is not None and not os.path.lexists(found[0]):
+            problem = (
+                f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
+            )
     if args.json:
         _print_json(res)
-        return 0 if "error" not in res else 1
-    if "error" in res:
-        print(f"memlab: error: {res['error']}", file=sys.stderr)
-        return 1
+    if problem:
+        print(f"memlab: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        return 0
     sys.stdout.write(res["text"])
     if res["text"] and not res["text"].endswith("\n"):
         sys.stdout.write("\n")
@@ -458,7 +635,16 @@ def cmd_synth(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from memlab.demo import run_demo
 
-    return run_demo(out=args.out, embedder=args.embedder, days=args.days, seed=args.seed)
+    # progress=None: bars only when stderr is a terminal, none when piped.
+    return run_demo(
+        out=args.out,
+        embedder=args.embedder,
+        days=args.days,
+        notes_per_day=args.notes_per_day,
+        queries_per_type=args.questions_per_type,
+        seed=args.seed,
+        progress=None,
+    )
 
 
 # ---------------------------------------------------------------------- parser
@@ -511,14 +697,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_watch)
 
-    p = sub.add_parser("search", help="search a workspace (indexes first if needed)")
+    p = sub.add_parser(
+        "search", help="search a workspace (syncs changed files first; --no-sync to skip)"
+    )
     p.add_argument("workspace")
     p.add_argument("query")
     p.add_argument(
         "--preset",
         default=None,
         help="openclaw (default; with --config: the config's own query settings),"
-        " openclaw-latest, rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
+        " openclaw-latest, wsum, rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
     )
     p.add_argument("--vector-weight", type=float, dest="vector_weight")
     p.add_argument("--text-weight", type=float, dest="text_weight")
@@ -530,7 +718,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--citations", choices=("auto", "on", "off"), default="auto")
     p.add_argument("--json", action="store_true", help="the memory_search tool's JSON")
-    p.add_argument("--explain", action="store_true", help="where every score came from")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="every term of every score (they add up) and how many candidates were dropped",
+    )
+    p.add_argument(
+        "--dropped",
+        "--all",
+        dest="dropped",
+        action="store_true",
+        help="with --explain (implied): list every dropped candidate, its scores and why",
+    )
+    p.add_argument(
+        "--now",
+        default=None,
+        metavar="WHEN",
+        help="the clock for temporal decay: Unix seconds, YYYY-MM-DD or an ISO datetime"
+        " (default: now)",
+    )
+    p.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="do not sync changed files first; name the stale files on stderr instead",
+    )
     p.add_argument("--width", type=int, default=80, help="snippet width in the table")
     _add_index_options(p)
     p.set_defaults(func=cmd_search)
@@ -564,14 +775,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_synth)
 
+    # memlab.demo imports only the standard library at module level: --help stays fast.
+    from memlab.demo import DEFAULT_DAYS, DEFAULT_NOTES_PER_DAY, DEFAULT_QUERIES_PER_TYPE
+
     p = sub.add_parser(
-        "demo", help="memlab's main job: synthetic corpus → index → presets → recall table"
+        "demo",
+        help="memlab's main job: where OpenClaw's 0.7/0.3 stands and what tuning buys"
+        " (synthetic corpus → index → weight sweep → held-out comparison, paired test, plots)",
     )
     p.add_argument(
-        "--out", default="demo-output", help="folder for the corpus, index, tables and plot"
+        "--out",
+        default="demo-output",
+        help="folder for the corpus, index, tables and plots (reused: a second run is cached)",
     )
     p.add_argument("--embedder", choices=("local", "hashing"), default="local")
-    p.add_argument("--days", type=int, default=30)
+    p.add_argument(
+        "--days",
+        type=int,
+        default=DEFAULT_DAYS,
+        help="daily logs in the corpus (default: %(default)s)",
+    )
+    p.add_argument(
+        "--notes-per-day",
+        type=int,
+        default=DEFAULT_NOTES_PER_DAY,
+        help="background notes per daily log (default: %(default)s)",
+    )
+    p.add_argument(
+        "--questions-per-type",
+        type=int,
+        default=DEFAULT_QUERIES_PER_TYPE,
+        help="questions per phenomenon, capped by what the generator supports"
+        " (default: %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=7)
     p.set_defaults(func=cmd_demo)
 
@@ -594,25 +830,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
-            return int(args.func(args) or 0)
+            rc = int(args.func(args) or 0)
+        # A command passing on a child's code (memlab bench) keeps to the documented set.
+        return rc if rc in EXIT_CODES else EXIT_RUNTIME
+    # Exit codes (docs/cli.md): 0 ok; 1 a runtime failure (embedding provider, locked or
+    # unusable index, an I/O error while working); 2 a usage error (bad argument, config,
+    # path or input file; argparse exits 2 too); 130 interrupted.
     except CliError as exc:
         print(f"memlab: error: {exc}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"memlab: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except (
+        FileNotFoundError,
+        NotADirectoryError,
+        IsADirectoryError,
+        PermissionError,
+        ValueError,
+    ) as exc:
+        print(f"memlab: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:
         from memlab.embed import EmbeddingError
         from memlab.index import IndexLockedError, IndexUnusableError
 
-        if isinstance(exc, EmbeddingError | IndexLockedError | IndexUnusableError):
+        if isinstance(exc, EmbeddingError | IndexLockedError | IndexUnusableError | OSError):
             print(f"memlab: error: {exc}", file=sys.stderr)
-            return 1
+            return EXIT_RUNTIME
         raise
 
 

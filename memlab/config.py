@@ -9,8 +9,10 @@ in Python. An invalid value is a ``ValueError`` naming the OpenClaw key.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -51,7 +53,46 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "citations": ("citations",),
 }
 
+# Keys of OpenClaw's strict ``memorySearch`` schema that memlab accepts and ignores (they
+# change nothing memlab computes). Sources: openclaw-current.md §12 (rememberAcrossConversations,
+# multimodal, experimental.sessionMemory, remote.batch, inputType/queryInputType/
+# documentInputType, outputDimensionality, local.modelPath, store.vector) and OpenClaw's
+# MemorySearchSchema (src/config/zod-schema.agent-runtime.ts) for the rest. A key ending in
+# ``.*`` is a record: any key below it is OpenClaw's business.
+IGNORED_KEYS: tuple[str, ...] = (
+    "rememberAcrossConversations",
+    "multimodal.enabled",
+    "multimodal.modalities",
+    "multimodal.maxFileBytes",
+    "experimental.sessionMemory",
+    "qmd.extraCollections",
+    "remote.nonBatchConcurrency",
+    "remote.batch.enabled",
+    "remote.batch.wait",
+    "remote.batch.concurrency",
+    "remote.batch.pollIntervalMs",
+    "remote.batch.timeoutMinutes",
+    "inputType",
+    "queryInputType",
+    "documentInputType",
+    "outputDimensionality",
+    "local.modelPath",
+    "local.modelCacheDir",
+    "local.contextSize",
+    "store.driver",
+    "store.vector.enabled",
+    "store.vector.extensionPath",
+    "sync.onSessionStart",
+    "sync.onSearch",
+    "sync.embeddingBatchTimeoutSeconds",
+    "sync.sessions.deltaBytes",
+    "sync.sessions.deltaMessages",
+    "sync.sessions.postCompactionForce",
+)
+
 PROVIDERS = ("auto", "local", "openai", "hashing", "none", "gemini", "voyage", "mistral")
+# Providers memlab can build (memlab.embed.select); the others are OpenClaw's own clients.
+MEMLAB_PROVIDERS = ("auto", "local", "openai", "hashing", "none")
 FTS_TOKENIZERS = ("unicode61", "trigram", "porter")
 CITATION_MODES = ("auto", "on", "off")
 SOURCES = ("memory", "sessions")
@@ -161,11 +202,12 @@ class MemorySearchConfig:
     def from_openclaw(cls, memory_search: Mapping[str, Any]) -> MemorySearchConfig:
         """Build from an OpenClaw ``memorySearch`` object (camelCase, nested).
 
-        Unknown keys are ignored (OpenClaw has more than memlab uses); a value
-        of the wrong type is a ``ValueError`` naming its key.
+        OpenClaw's schema is strict, and so is this: a key that is neither one
+        memlab reads nor one of :data:`IGNORED_KEYS` is a ``ValueError`` naming
+        its full path and the nearest valid key (see ``check_memory_search_keys``);
+        a value of the wrong type is a ``ValueError`` naming its key.
         """
-        if not isinstance(memory_search, Mapping):
-            raise ValueError(f"memorySearch must be an object, got {type(memory_search).__name__}")
+        check_memory_search_keys(memory_search)
         kwargs: dict[str, Any] = {}
         for name, path in _KEYS.items():
             node: Any = memory_search
@@ -186,24 +228,55 @@ def load_openclaw_config(
     The agent's ``agents.list[i].memorySearch`` (matched by ``id``) overrides
     the defaults key by key (deep merge); ``extraPaths`` lists are concatenated
     and de-duplicated. A missing file raises ``FileNotFoundError``; invalid
-    JSON5 or values raise ``ValueError`` with the file name.
+    JSON5, a top level that is not an object, an unknown key inside a
+    ``memorySearch`` object (with the nearest valid key), an invalid value, an
+    empty ``agent_id`` or one not in ``agents.list`` raise ``ValueError`` naming
+    the file and the key. Keys outside the ``memorySearch`` objects belong to
+    the rest of OpenClaw's configuration and are not checked.
     """
     import json5
 
     p = Path(path if path is not None else DEFAULT_CONFIG_PATH).expanduser()
+    if p.is_dir():
+        raise ValueError(f"{p} is a directory; --config takes the openclaw.json file itself")
     if not p.exists():
         raise FileNotFoundError(f"OpenClaw config not found: {p}")
     try:
         data = json5.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{p}: not a UTF-8 text file ({exc.reason}); is it openclaw.json?"
+        ) from exc
     except ValueError as exc:
         raise ValueError(f"{p}: not valid JSON5 ({exc})") from exc
-    agents = data.get("agents", {}) if isinstance(data, Mapping) else {}
-    base = dict((agents.get("defaults") or {}).get("memorySearch") or {})
+    if not isinstance(data, Mapping):
+        raise ValueError(
+            f"{p}: the top level must be an object ({{agents: {{defaults: {{memorySearch: "
+            f"{{...}}}}}}}}), got {_kind(data)}"
+        )
+    try:
+        agents = _object_or_empty(data, "agents", "agents")
+        defaults = _object_or_empty(agents, "defaults", "agents.defaults")
+        base = dict(_object_or_empty(defaults, "memorySearch", "agents.defaults.memorySearch"))
+        check_memory_search_keys(base, "agents.defaults.memorySearch")
+        listed = agents.get("list") or []
+        if not isinstance(listed, list):
+            raise ValueError(f"agents.list must be an array, got {_kind(listed)}")
+        for i, a in enumerate(listed):
+            if isinstance(a, Mapping) and "memorySearch" in a:
+                where = f"agents.list[{i}].memorySearch"
+                check_memory_search_keys(_object_or_empty(a, "memorySearch", where), where)
+    except ValueError as exc:
+        raise ValueError(f"{p}: {exc}") from exc
     if agent_id is not None:
-        listed = [a for a in agents.get("list") or [] if isinstance(a, Mapping)]
+        listed = [a for a in listed if isinstance(a, Mapping)]
+        known = ", ".join(str(a.get("id")) for a in listed) or "none"
+        if not isinstance(agent_id, str) or not agent_id.strip():
+            raise ValueError(
+                f"{p}: the agent id is empty; name one of agents.list's ids (agents: {known})"
+            )
         agent = next((a for a in listed if a.get("id") == agent_id), None)
         if agent is None:
-            known = ", ".join(str(a.get("id")) for a in listed) or "none"
             raise ValueError(f"{p}: no agent {agent_id!r} in agents.list (agents: {known})")
         override = agent.get("memorySearch") or {}
         merged_extra = list(base.get("extraPaths") or []) + list(override.get("extraPaths") or [])
@@ -214,6 +287,111 @@ def load_openclaw_config(
         return MemorySearchConfig.from_openclaw(base)
     except ValueError as exc:
         raise ValueError(f"{p}: {exc}") from exc
+
+
+def provider_problem(cfg: MemorySearchConfig) -> str | None:
+    """Why memlab cannot build ``cfg``'s embedding provider, naming the key and the fix; None if it can.
+
+    Caught here, where the OpenClaw key is known, rather than when the embedder
+    is built: ``provider`` must be one memlab implements (:data:`MEMLAB_PROVIDERS`;
+    gemini, voyage and mistral are OpenClaw's own clients), ``openai`` needs
+    ``remote.baseUrl``, and a ``remote.baseUrl`` that ``auto`` or ``openai``
+    would use must be an http(s) URL.
+    """
+    other = "or choose another provider (memlab: --embedder local, hashing or none)"
+    if cfg.provider not in MEMLAB_PROVIDERS:
+        return (
+            f"memorySearch.provider {cfg.provider!r} is an OpenClaw provider memlab does not "
+            f"implement: use provider 'openai' with memorySearch.remote.baseUrl for an "
+            f"OpenAI-compatible endpoint, {other}"
+        )
+    url = cfg.remote_base_url
+    if cfg.provider == "openai" and not url:
+        return (
+            "memorySearch.provider is 'openai' but memorySearch.remote.baseUrl is not set: add "
+            "remote.baseUrl (the http(s) URL of an OpenAI-compatible embeddings API, e.g. "
+            f"https://api.openai.com/v1), {other}"
+        )
+    if (
+        cfg.provider in ("auto", "openai")
+        and url
+        and not re.match(r"^https?://[^/\s]+", url.strip())
+    ):
+        return (
+            f"memorySearch.remote.baseUrl must be an http(s) URL such as "
+            f"https://api.openai.com/v1, got {url!r}"
+        )
+    return None
+
+
+def _tree(paths: list[tuple[str, ...]]) -> dict[str, Any]:
+    """Nested dict of valid keys; a ``None`` value marks a leaf (its value is type-checked)."""
+    tree: dict[str, Any] = {}
+    for path in paths:
+        node = tree
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node.setdefault(path[-1], None)
+    return tree
+
+
+_KEY_TREE = _tree([*_KEYS.values(), *(tuple(k.split(".")) for k in IGNORED_KEYS)])
+
+
+def check_memory_search_keys(memory_search: Any, where: str = "memorySearch") -> None:
+    """Raise ``ValueError`` unless every key of a ``memorySearch`` object is a valid one.
+
+    Valid keys are those memlab reads (``_KEYS``, spec section 10) and
+    :data:`IGNORED_KEYS`; an object-valued key (``query``, ``query.hybrid``, ...)
+    must hold an object. The message names every unknown key by its full path
+    (``where`` + key path) with the nearest valid key at its level
+    (``difflib.get_close_matches``, cutoff 0.6) or, failing one, the valid keys there.
+    """
+    problems: list[str] = []
+    _check_node(memory_search, _KEY_TREE, where, problems)
+    if problems:
+        raise ValueError(
+            "; ".join(problems) + " (OpenClaw's memorySearch schema is strict: fix or remove it)"
+        )
+
+
+def _check_node(node: Any, tree: dict[str, Any], where: str, problems: list[str]) -> None:
+    if not isinstance(node, Mapping):
+        problems.append(f"{where} must be an object, got {_kind(node)}")
+        return
+    for key, value in node.items():
+        sub = tree.get(key, ...) if isinstance(key, str) else ...
+        if sub is ...:
+            close = difflib.get_close_matches(str(key), list(tree), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}?" if close else f"valid keys: {', '.join(tree)}"
+            problems.append(f"unknown key {where}.{key} ({hint})")
+        elif sub is not None:
+            _check_node(value, sub, f"{where}.{key}", problems)
+
+
+def _object_or_empty(node: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    """``node[key]`` when it is an object, ``{}`` when absent; anything else is an error."""
+    value = node.get(key)
+    if value is None and key not in node:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where} must be an object, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    """A JSON-flavoured name of a value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return type(value).__name__
 
 
 def _deep_merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
@@ -238,6 +416,8 @@ def _coerce(name: str, key: str, value: Any) -> Any:
         if not isinstance(value, Mapping):
             raise ValueError(f"{key} must be an object, got {value!r}")
         return {str(k): str(v) for k, v in value.items()}
+    if name in ("model", "remote_base_url", "store_path") and not isinstance(value, str | None):
+        raise ValueError(f"{key} must be a string, got {_kind(value)}")
     if name in _BOOL_FIELDS and not isinstance(value, bool):
         raise ValueError(f"{key} must be true or false, got {value!r}")
     return value

@@ -1,4 +1,8 @@
-"""The memory index: one SQLite file per workspace (spec section 4).
+"""The memory index: one SQLite file per workspace and identity (spec section 4).
+
+By default the file lives in the user cache, one per (FTS tokenizer, embedder)
+identity (``default_db_path``, ``index_identity``): never inside the workspace, and
+switching preset or embedder opens another file instead of rebuilding this one.
 
 Tables: ``meta(key, value)``, ``files(path, source, hash, mtime, size)``,
 ``chunks(id, path, source, start_line, end_line, hash, model, text, embedding,
@@ -123,14 +127,76 @@ def chunk_id(source: str, path: str, chunk: Chunk, model: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
-def default_db_path(workspace: Path) -> Path:
-    """``WORKSPACE/.memlab/index.sqlite``, or a per-workspace file in the user cache when
-    the workspace is read-only (never inside ``memory/``, so it is never indexed)."""
-    if os.access(workspace, os.W_OK):
-        return workspace / ".memlab" / "index.sqlite"
-    cache = cache_dir("indexes")
-    key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
-    return cache / f"{workspace.name}-{key}.sqlite"
+def index_identity(
+    fts_tokenizer: str, embedder: Embedder | None, *, fts_path_prefix: bool = False
+) -> str:
+    """The name of one index among a workspace's indexes: what its rows depend on most.
+
+    ``f"{fts_tokenizer}-{provider}-{h}"`` with ``h`` the first 12 hex digits of
+    sha256(``provider|model|identity_key|dims|path_prefix``); keyword-only mode is
+    provider ``none``. Switching preset (porter vs unicode61) or embedder therefore picks
+    another file instead of rebuilding one: e.g. ``porter-hashing-3c1f0a9e2b7d``.
+    """
+    if embedder is None:
+        provider, model, key, dims = "none", FTS_ONLY_MODEL, "", 0
+    else:
+        provider, model = embedder.provider, embedder.model
+        key, dims = embedder.identity_key, getattr(embedder, "dimensions", None) or 0
+    h = hashlib.sha256(f"{provider}|{model}|{key}|{dims}|{int(fts_path_prefix)}".encode())
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in provider)
+    return f"{fts_tokenizer}-{safe}-{h.hexdigest()[:12]}"
+
+
+def workspace_cache_key(workspace: Path) -> str:
+    """``f"{name}-{sha256(realpath)[:16]}"``: one user-cache folder per workspace folder."""
+    real = os.path.realpath(workspace)
+    return f"{Path(real).name}-{hashlib.sha256(real.encode()).hexdigest()[:16]}"
+
+
+def default_db_path(workspace: Path, identity: str = "default") -> Path:
+    """``cache_dir("indexes", workspace_cache_key(workspace), identity + ".sqlite")``.
+
+    Never inside the workspace (memlab does not write into a user's folders unasked,
+    and a read-only workspace works the same); one file per ``index_identity``, so
+    indexes for two tokenizers or embedders live side by side.
+    """
+    return cache_dir("indexes", workspace_cache_key(workspace), f"{identity}.sqlite")
+
+
+def describe_fingerprint_change(stored: dict[str, Any] | None, current: dict[str, Any]) -> str:
+    """Why a stored index no longer fits, in words: ``"embedder changed from hashing/
+    hashing-128 to local/bge-small; FTS tokenizer changed from unicode61 to porter"``.
+    ``stored`` None → ``"new index"``; equal fingerprints → ``""``."""
+    if stored is None:
+        return "new index"
+    keys = _diff_keys(stored, current)
+    parts: list[str] = []
+    emb = ("provider", "model", "provider_key", "dims")
+    if any(k in keys for k in emb):
+        was = f"{stored.get('provider')}/{stored.get('model')}"
+        now = f"{current.get('provider')}/{current.get('model')}"
+        if was != now:
+            parts.append(f"embedder changed from {was} to {now}")
+        elif "dims" in keys:
+            parts.append(
+                f"embedding dimensions changed from {stored.get('dims')} to {current.get('dims')}"
+            )
+        else:
+            parts.append(f"embedder {now} changed identity (model files or settings)")
+    labels = {
+        "fts_tokenizer": "FTS tokenizer",
+        "chunker": "chunker",
+        "sources": "sources",
+        "fts_path_prefix": "FTS path prefix",
+        "schema": "index schema",
+    }
+    for k, label in labels.items():
+        if k in keys:
+            parts.append(f"{label} changed from {stored.get(k)} to {current.get(k)}")
+    if "extra_paths" in keys:
+        parts.append("extra paths changed")
+    parts.extend(k for k in keys if k not in (*emb, *labels, "extra_paths"))
+    return "; ".join(parts)
 
 
 @dataclass
@@ -236,7 +302,11 @@ class MemoryIndex:
         self.cache_max_entries = cache_max_entries
         self.lock_timeout = lock_timeout
         self.progress = progress
-        self.db_path = Path(db_path).expanduser() if db_path else default_db_path(self.workspace)
+        self.db_path = (
+            Path(db_path).expanduser()
+            if db_path
+            else default_db_path(self.workspace, self.identity)
+        )
         self._conn: sqlite3.Connection | None = None
         self._conn_ident: tuple[int, int] | None = None
         self._table: ChunkTable | None = None
@@ -300,6 +370,28 @@ class MemoryIndex:
     @property
     def has_vectors(self) -> bool:
         return self.embedder is not None
+
+    @property
+    def identity(self) -> str:
+        """``index_identity`` of this index's tokenizer and embedder (its default file name)."""
+        return index_identity(
+            self.fts_tokenizer, self.embedder, fts_path_prefix=self.fts_path_prefix
+        )
+
+    def rebuild_reason(self) -> str:
+        """Why the next sync would rebuild this index (``describe_fingerprint_change``), or
+        ``""`` when the stored fingerprint matches; ``"new index"`` when there is no file."""
+        if not self.db_path.exists():
+            return "new index"
+        try:
+            stored = self.stored_fingerprint()
+        except IndexCorruptError as exc:
+            return f"rebuilt from the Markdown: {exc}"
+        return (
+            describe_fingerprint_change(stored, self.fingerprint())
+            if stored != self.fingerprint()
+            else ""
+        )
 
     def fingerprint(self) -> dict[str, Any]:
         """Everything whose change makes the stored chunks or vectors invalid."""
@@ -451,7 +543,7 @@ class MemoryIndex:
             if stored is None:
                 reason = "new index"
             else:
-                reason = "fingerprint changed: " + ", ".join(_diff_keys(stored, fp))
+                reason = "fingerprint changed: " + describe_fingerprint_change(stored, fp)
         if not reason:
             conn = self.connect()
             try:
@@ -562,6 +654,9 @@ class MemoryIndex:
         }
         model = self.model
         changed: list[tuple[MemoryFile, str, float, int, list[Chunk]]] = []
+        # Files whose text is unchanged but whose mtime/size moved (touched, rewritten with
+        # the same text): their row is refreshed so `stale_files` stops reporting them.
+        touched: list[tuple[float, int, str]] = []
         seen: set[str] = set()
         for f in _progress(files, show, "files", unit="file"):
             seen.add(f.path)
@@ -573,6 +668,8 @@ class MemoryIndex:
                 # Keep the last good rows of a file that is briefly unreadable.
                 continue
             if f.path in stored and stored[f.path][0] == file_hash:
+                if stored[f.path][1:] != (mtime, size):
+                    touched.append((mtime, size, f.path))  # same text: only the stat moved
                 continue
             changed.append((f, file_hash, mtime, size, self.chunker.chunk(text)))
         failed = {path for path, _ in report.files_failed}
@@ -655,6 +752,7 @@ class MemoryIndex:
                     "INSERT OR REPLACE INTO files(path, source, hash, mtime, size) VALUES (?,?,?,?,?)",
                     (f.path, f.source, file_hash, mtime, size),
                 )
+            conn.executemany("UPDATE files SET mtime = ?, size = ? WHERE path = ?", touched)
             _set_meta(conn, "next_rowid", str(next_rowid))
             _set_meta(conn, "fingerprint", json.dumps(self.fingerprint(), sort_keys=True))
             _set_meta(conn, "memlab_version", __version__)
@@ -718,36 +816,56 @@ class MemoryIndex:
         return out, hits, len(todo), truncated
 
     # ------------------------------------------------------------------ reading
-    def ensure_synced(self) -> SyncReport | None:
+    def ensure_synced(self, *, files: bool = False) -> SyncReport | None:
         """Prepare for a search: reload what another connection changed (``refresh``), and
         sync when the index is missing, corrupt or its fingerprint changed (the first
-        search waits). Changed files alone do not trigger a sync here (``memlab watch`` or
-        ``memlab index`` keep the index fresh), as in OpenClaw a search never waits for one.
+        search waits). With ``files=False`` (the library default, OpenClaw's behaviour: a
+        search never waits for a sync) changed files alone do not trigger a sync; with
+        ``files=True`` (``memlab search``) they do, and an unchanged workspace costs one
+        ``lstat`` per memory file plus one query of the ``files`` table (``stale_files``).
         """
         self.refresh()
         try:
             stale = not self.db_path.exists() or self.stored_fingerprint() != self.fingerprint()
         except IndexCorruptError:
             stale = True
-        if stale:
+        if stale or (files and self.stale_files()):
             return self.sync()
         return None
 
-    def status(self) -> dict[str, Any]:
-        """Index path, fingerprint, counts, truncated chunks and whether files changed since sync."""
-        conn = self.connect()
-        stored = self.stored_fingerprint()
-        files = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime, size FROM files")}
-        dirty_files = []
+    def stale_files(self) -> list[str]:
+        """Memory files whose (mtime, size) differ from the last sync, new files, and
+        indexed files that are gone: sorted display paths (``[]`` = in step).
+
+        Costs one ``lstat`` per discovered file and one read of the ``files`` table; no
+        file is opened. A file rewritten with the same size within the same mtime tick is
+        not seen (as with any mtime check); ``memlab index`` hashes every file.
+        """
+        try:
+            rows = self.connect().execute("SELECT path, mtime, size FROM files").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(self.db_path, exc) from exc
+        indexed = {r[0]: (r[1], r[2]) for r in rows}
+        dirty: list[str] = []
         current = self.discover()
         for f in current:
             try:
                 st = f.abspath.lstat()
             except OSError:
                 continue
-            if f.path not in files or files[f.path] != (st.st_mtime, st.st_size):
-                dirty_files.append(f.path)
-        dirty_files.extend(p for p in files if p not in {f.path for f in current})
+            if indexed.get(f.path) != (st.st_mtime, st.st_size):
+                dirty.append(f.path)
+        seen = {f.path for f in current}
+        dirty.extend(p for p in indexed if p not in seen)
+        return sorted(dirty)
+
+    def status(self) -> dict[str, Any]:
+        """Index path and identity, fingerprint, counts, truncated chunks and whether files
+        changed since the last sync (``stale_files``)."""
+        conn = self.connect()
+        stored = self.stored_fingerprint()
+        dirty_files = self.stale_files()
+        n_files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
         n_chunks, n_trunc = conn.execute(
             "SELECT count(*), coalesce(sum(truncated), 0) FROM chunks"
         ).fetchone()
@@ -755,15 +873,16 @@ class MemoryIndex:
         return {
             "workspace": str(self.workspace),
             "index_path": str(self.db_path),
+            "identity": self.identity,
             "fingerprint": stored,
             "fingerprint_current": stored == self.fingerprint(),
-            "files": len(files),
+            "files": n_files,
             "chunks": n_chunks,
             "truncated_chunks": int(n_trunc),
             "cache_entries": conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0],
             "last_sync": float(last[0]) if last else None,
             "dirty": bool(dirty_files) or stored != self.fingerprint(),
-            "dirty_files": sorted(dirty_files),
+            "dirty_files": dirty_files,
         }
 
     @property
@@ -1166,7 +1285,7 @@ def _progress(items: list[Any], show: bool | None, desc: str, unit: str) -> Any:
         return items
     from tqdm.auto import tqdm
 
-    return tqdm(items, desc=desc, unit=unit, leave=False)
+    return tqdm(items, desc=desc, unit=unit, leave=False, disable=None)  # terminal only
 
 
 def _bar(total: int, show: bool | None, desc: str, unit: str) -> Any:
@@ -1174,4 +1293,4 @@ def _bar(total: int, show: bool | None, desc: str, unit: str) -> Any:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit)
+    return tqdm(total=total, desc=desc, unit=unit, disable=None)  # terminal only

@@ -197,6 +197,53 @@ class Pipeline:
         base = (other or Pipeline()).get_params()
         return {k: v for k, v in self.get_params().items() if k != "name" and base.get(k) != v}
 
+    def effective_weights(self) -> tuple[float, float]:
+        """The (vector, text) weights the fusion actually applies.
+
+        ``wsum`` (OpenClaw's merge): ``memlab.fusion.clamp_weights`` — each weight
+        clamped to [0, 1], the pair renormalised to sum 1 (both 0 → 0.7 / 0.3),
+        so (0.05, 0.3) mixes as (0.143, 0.857). RRF and the comb* fusions
+        multiply each leg by its weight as given (no renormalisation), and the
+        single-leg fusions read no weight: for them the pair is returned as set.
+        """
+        if self.fusion == "wsum":
+            return clamp_weights(self.vector_weight, self.text_weight)
+        return float(self.vector_weight), float(self.text_weight)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # @dataclass on a subclass would generate a field-by-field __repr__ over
+        # this one; giving the subclass ours first makes the decorator keep it
+        # (it never replaces a __repr__ the class itself defines).
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:
+            cls.__repr__ = Pipeline.__repr__  # type: ignore[method-assign]
+
+    def __repr__(self) -> str:
+        """``Class('name', p=v, ...)``: the parameters that differ from the openclaw
+        preset (a subclass's own fields: from their defaults), in field order. The
+        weights are always shown when both legs run and the fusion reads them, each followed by
+        ``(eff x)`` when the fusion renormalises it to another value
+        (``effective_weights``), e.g. ``Pipeline('wsum', vector_weight=0.05 (eff 0.143),
+        text_weight=0.3 (eff 0.857))``."""
+        ref = Pipeline().get_params()
+        own = {f.name: f.default for f in fields(self) if f.name not in ref}
+        weighted = self.keyword and self.vector and self.fusion not in ("vector", "keyword")
+        eff = dict(zip(("vector_weight", "text_weight"), self.effective_weights(), strict=True))
+        parts = [repr(self.name)]
+        for f in fields(self):
+            k = f.name
+            if k == "name":
+                continue
+            v = getattr(self, k)
+            if k in eff and weighted:
+                item = f"{k}={v!r}"
+                if abs(eff[k] - float(v)) > 1e-12:
+                    item += f" (eff {eff[k]:.3g})"
+                parts.append(item)
+            elif v != (ref[k] if k in ref else own[k]):
+                parts.append(f"{k}={v!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
     # ------------------------------------------------------------------ running
     def mode(self, cs: CandidateSet) -> str:
         """``hybrid``, ``vector`` (keyword leg off) or ``keyword`` (no vectors)."""
@@ -445,7 +492,11 @@ class Pipeline:
 def ranking_frame(
     cs: CandidateSet, r: Ranking, system: str = "", *, with_text: bool = False
 ) -> pd.DataFrame:
-    """Flatten a Ranking into the long results DataFrame (see ``Pipeline.run``)."""
+    """Flatten a Ranking into the long results DataFrame (see ``Pipeline.run``).
+
+    A ``neighbor`` column (after ``decay``) is added whenever the stages carry one
+    (``memlab.presets_extra.ContextPipeline``), so that score = fused × decay + neighbor.
+    """
     import pandas as pd
 
     qi, ki = np.nonzero(r.columns >= 0)
@@ -477,12 +528,246 @@ def ranking_frame(
             "pos": pos,
         }
     )
+    if "neighbor" in st:
+        # A context term added after decay (ContextPipeline): score = fused × decay + neighbor.
+        df.insert(df.columns.get_loc("decay") + 1, "neighbor", st["neighbor"][qi, cols])
     df.attrs["mode"] = r.mode
     if system:
         df.insert(0, "system", system)
     if with_text:
         df["text"] = cs.texts(pos)
     return df
+
+
+def explain_weights(pipeline: Pipeline) -> tuple[float, float]:
+    """The weights the fusion actually applies to (vector_norm, text_norm).
+
+    ``wsum``: OpenClaw's clamp-and-renormalise (``clamp_weights``: 0.7/0.3 stays,
+    0.5/0.25 → 0.667/0.333, 0/0 → 0.7/0.3); ``rrf`` and ``comb*``: the weights as given
+    (not renormalised); ``vector``/``keyword``: (1, 0) / (0, 1).
+    """
+    if pipeline.fusion == "vector":
+        return 1.0, 0.0
+    if pipeline.fusion == "keyword":
+        return 0.0, 1.0
+    return pipeline.effective_weights()
+
+
+def explain_formula(pipeline: Pipeline, mode: str) -> str:
+    """The score's formula with this system's effective weights, e.g. ``"fused =
+    0.700·vector_norm + 0.300·text_norm; score = fused × decay"`` (``+ neighbor`` for a
+    system with a context term; ``other`` is what the fusion adds beyond the two terms:
+    RRF's top-rank bonus, the keyword-only boost)."""
+    wv, wt = explain_weights(pipeline)
+    if mode == "keyword":
+        fused = "fused = text_norm + other (keyword-only boost)"
+    elif mode == "vector":
+        fused = "fused = vector_norm (vector-only mode)"
+    elif pipeline.fusion == "wsum":
+        fused = f"fused = {wv:.3f}·vector_norm + {wt:.3f}·text_norm"
+        if pipeline.missing:
+            fused += f" (a leg that missed counts {pipeline.missing:g})"
+    elif pipeline.fusion == "rrf":
+        fused = (
+            f"fused = {wv:g}/({pipeline.rrf_k:g} + vector_rank + 1)"
+            f" + {wt:g}/({pipeline.rrf_k:g} + text_rank + 1)"
+            + (" + other (top-rank bonus)" if pipeline.rrf_top_bonus else "")
+        )
+    else:
+        fused = f"fused = {pipeline.fusion}({wv:g}·vector_norm, {wt:g}·text_norm)"
+    decayed = pipeline.decay != "off" and (mode != "vector" or pipeline.rerank_vector_only)
+    score = "score = fused" + (" × decay" if decayed else "")
+    if getattr(pipeline, "neighbor_prev", 0) or getattr(pipeline, "neighbor_next", 0):
+        score += " + neighbor"
+    return f"{fused}; {score}"
+
+
+def explain(
+    pipeline: Pipeline, cs: CandidateSet, ranking: Ranking | None = None, *, with_text: bool = False
+) -> pd.DataFrame:
+    """Every candidate of every query of ``cs`` with each term of its score and its fate.
+
+    Columns: ``qid, docno, path, start_line, end_line, source``, the leg inputs
+    (``vector_score``, ``text_raw``, ``vector_rank``, ``text_rank``, ``vector_norm``,
+    ``text_norm``), the terms ``vector_term`` + ``text_term`` + ``other`` = ``fused``
+    (``explain_weights``; ``other`` = what the fusion adds beyond the two weighted terms:
+    RRF's top bonus, the keyword-only boost), ``decay`` (multiplier) and ``decayed`` =
+    fused × decay, ``neighbor`` (context term, 0 without one), ``score`` = decayed +
+    neighbor (NaN for a candidate this system cannot score), ``mmr_position``, ``rank``
+    (0-based result rank, −1 when dropped), ``fate`` (``returned``/``dropped``) and
+    ``reason``: how it was selected (strict, relaxed, fill, top-up) or why it was dropped
+    — beyond this system's depth, found only by a leg it does not use, heading-only,
+    below minScore (after decay ×m when decay pushed it under), below the relaxed
+    keyword threshold, not a keyword hit under the relaxed fallback, or beyond
+    maxResults. Rows per query: returned in rank order, then dropped by score.
+    ``ranking``: a ``pipeline.rank(cs)`` already computed (else computed here).
+    """
+    import pandas as pd
+
+    r = ranking if ranking is not None else pipeline.rank(cs)
+    st = r.stage
+    mode = r.mode
+    nq, width = cs.valid.shape
+    d = pipeline.depth
+    wv, wt = explain_weights(pipeline)
+    has_v, has_t = st["has_vec"], st["has_text"]
+    vn, tn, fused = st["vec_norm"], st["text_norm"], st["fused"]
+    if mode == "hybrid" and pipeline.fusion == "wsum":
+        v_term = np.where(st["valid"], wv * np.where(has_v, vn, pipeline.missing), np.nan)
+        t_term = np.where(st["valid"], wt * np.where(has_t, tn, pipeline.missing), np.nan)
+    elif mode == "hybrid" and pipeline.fusion == "rrf":
+        k = pipeline.rrf_k
+        v_term = np.where(has_v, wv / (k + cs.vec_rank + 1.0), 0.0)
+        t_term = np.where(has_t, wt / (k + cs.text_rank + 1.0), 0.0)
+    elif mode == "hybrid" and pipeline.fusion in ("vector", "keyword"):
+        v_term = np.where(has_v, vn, 0.0) * wv
+        t_term = np.where(has_t, tn, 0.0) * wt
+    elif mode == "vector":
+        v_term, t_term = np.where(has_v, vn, np.nan), np.zeros(fused.shape)
+    elif mode == "keyword":
+        v_term, t_term = np.zeros(fused.shape), np.where(has_t, tn, np.nan)
+    else:  # comb*: not a sum of two weighted terms; the whole fused value is "other"
+        v_term, t_term = np.zeros(fused.shape), np.zeros(fused.shape)
+    valid = st["valid"]
+    v_term = np.where(valid, v_term, np.nan)
+    t_term = np.where(valid, t_term, np.nan)
+    other = fused - v_term - t_term
+    mult = np.where(valid, np.nan_to_num(st["decay"], nan=1.0), np.nan)
+    decayed = fused * mult
+    neighbor = np.where(valid, np.nan_to_num(st.get("neighbor", np.zeros(fused.shape))), np.nan)
+    score = st["final"]
+    heads = st.get("heading_only", np.zeros(fused.shape, dtype=bool))
+
+    rank = np.full((nq, width), -1, dtype=np.int64)
+    how = np.full((nq, width), -1, dtype=np.int64)
+    qi_r, ki_r = np.nonzero(r.columns >= 0)
+    rank[qi_r, r.columns[qi_r, ki_r]] = ki_r
+    how[qi_r, r.columns[qi_r, ki_r]] = r.selected_by[qi_r, ki_r]
+    relaxed_rows = (r.selected_by == 1).any(axis=1)
+    _, wt_clamped = clamp_weights(pipeline.vector_weight, pipeline.text_weight)
+    ms = pipeline.min_score
+
+    reasons = np.empty((nq, width), dtype=object)
+    for qi in range(nq):
+        for c in range(width):
+            if not cs.valid[qi, c]:
+                continue
+            if rank[qi, c] >= 0:
+                reasons[qi, c] = str(SELECTED_BY[how[qi, c]])
+                continue
+            reasons[qi, c] = _drop_reason(
+                pipeline,
+                mode,
+                d,
+                bool(valid[qi, c]),
+                bool(heads[qi, c]),
+                bool(cs.has_vec[qi, c]),
+                int(cs.vec_rank[qi, c]),
+                bool(cs.has_text[qi, c]),
+                int(cs.text_rank[qi, c]),
+                float(fused[qi, c]),
+                float(mult[qi, c]),
+                float(score[qi, c]),
+                ms,
+                bool(relaxed_rows[qi]),
+                wt_clamped,
+                bool(has_t[qi, c]),
+            )
+    qi, ci = np.nonzero(cs.valid)
+    pos = cs.pos[qi, ci]
+    t = cs.table
+    obj = np.empty(0, dtype=object)
+    df = pd.DataFrame(
+        {
+            "qid": np.asarray(cs.qids, dtype=object)[qi],
+            "docno": t.ids[pos] if len(pos) else obj,
+            "path": t.paths[pos] if len(pos) else obj,
+            "start_line": t.start_lines[pos],
+            "end_line": t.end_lines[pos],
+            "source": t.sources[pos] if len(pos) else obj,
+            "vector_score": cs.vec_score[qi, ci],
+            "vector_rank": np.where(cs.has_vec[qi, ci], cs.vec_rank[qi, ci], -1),
+            "vector_norm": vn[qi, ci],
+            "vector_term": v_term[qi, ci],
+            "text_raw": cs.text_raw[qi, ci],
+            "text_rank": np.where(cs.has_text[qi, ci], cs.text_rank[qi, ci], -1),
+            "text_norm": tn[qi, ci],
+            "text_term": t_term[qi, ci],
+            "other": other[qi, ci],
+            "fused": fused[qi, ci],
+            "decay": mult[qi, ci],
+            "decayed": decayed[qi, ci],
+            "neighbor": neighbor[qi, ci],
+            "score": score[qi, ci],
+            "mmr_position": st["mmr_position"][qi, ci],
+            "rank": rank[qi, ci],
+            "fate": np.where(rank[qi, ci] >= 0, "returned", "dropped"),
+            "reason": reasons[qi, ci] if len(qi) else obj,
+            "pos": pos,
+        }
+    )
+    if with_text:
+        df["text"] = cs.texts(pos)
+    # Returned first (in rank order), then dropped by score (unscorable last).
+    key = np.where(df["rank"] >= 0, df["rank"], width + 1).astype(float)
+    df["_k1"] = df["fate"] != "returned"
+    df["_k2"] = np.where(df["rank"] >= 0, key, -np.nan_to_num(df["score"], nan=-np.inf))
+    qorder = {q: i for i, q in enumerate(cs.qids)}
+    df["_k0"] = df["qid"].map(qorder)
+    df = df.sort_values(["_k0", "_k1", "_k2"], kind="stable").drop(columns=["_k0", "_k1", "_k2"])
+    df = df.reset_index(drop=True)
+    df.attrs["mode"] = mode
+    df.attrs["formula"] = explain_formula(pipeline, mode)
+    df.attrs["weights"] = (wv, wt)
+    return df
+
+
+def _drop_reason(
+    p: Pipeline,
+    mode: str,
+    depth: int,
+    valid: bool,
+    heading: bool,
+    found_v: bool,
+    vrank: int,
+    found_t: bool,
+    trank: int,
+    fused: float,
+    mult: float,
+    score: float,
+    min_score: float,
+    relaxed: bool,
+    wt: float,
+    used_t: bool,
+) -> str:
+    """Why one retrieved candidate is not a result (see ``explain``)."""
+    if heading:
+        return "heading-only chunk (drop_headings)"
+    if not valid:
+        in_v = found_v and vrank < depth and mode != "keyword"
+        in_t = found_t and trank < depth and mode != "vector" and p.keyword
+        deep = (found_v and vrank >= depth) or (found_t and trank >= depth)
+        if deep and not in_v and not in_t:
+            legs = (("vector", found_v, vrank), ("keyword", found_t, trank))
+            ranks = ", ".join(f"{leg} rank {r + 1}" for leg, f, r in legs if f)
+            return f"beyond the depth {depth} ({ranks})"
+        if found_t and not found_v and (mode == "vector" or not p.keyword):
+            return "found only by the keyword leg, which this system does not use"
+        if found_v and not found_t and mode == "keyword":
+            return "found only by the vector leg, which this system does not use"
+        return f"the {p.fusion} fusion cannot score a candidate found by one leg only"
+    if relaxed:
+        if not used_t:
+            return "relaxed keyword fallback (nothing passed minScore) keeps keyword hits only"
+        if score < min(min_score, wt):
+            return f"below the relaxed threshold {min(min_score, wt):g}"
+        return f"beyond maxResults {p.max_results}"
+    if mode != "keyword" and score < min_score:
+        fill = " (no spare slot for a keyword fill)" if p.fill_keyword_only and used_t else ""
+        if mult < 1.0 and fused >= min_score:  # decay alone pushed it under the threshold
+            return f"below minScore {min_score:g} after decay ×{mult:.4g} (fused {fused:.3f}){fill}"
+        return f"below minScore {min_score:g}{fill}"
+    return f"beyond maxResults {p.max_results}"
 
 
 def chunk_times(table: ChunkTable, rule: str) -> tuple[np.ndarray, np.ndarray]:
@@ -524,18 +809,43 @@ def openclaw_latest(**overrides: Any) -> Pipeline:
     return p.replace(**overrides) if overrides else p
 
 
+# The lab baselines (vector, bm25, wsum, rrf, qmd-like) share one candidate generation:
+# both legs, an OR keyword query over the question's non-stop words, OpenClaw's depth
+# (max_results × candidate_multiplier per leg). Any two of them therefore differ only in
+# what their names say (the leg or the fusion); the openclaw presets are whole systems as
+# OpenClaw ships them (AND keyword query, minScore 0.35). docs/presets.md has the table.
+LAB_KEYWORD_MODE = "or"
+
+
+def wsum_preset(**overrides: Any) -> Pipeline:
+    """OpenClaw's weighted sum 0.7·cosine + 0.3·|r|/(1+|r|) on the lab's shared candidates
+    (OR keyword query), with no score threshold (min_score −1: a fused score is ≥ −0.7)."""
+    p = Pipeline(name="wsum", keyword_mode=LAB_KEYWORD_MODE, min_score=-1.0)
+    return p.replace(**overrides) if overrides else p
+
+
 def rrf_preset(**overrides: Any) -> Pipeline:
-    """Reciprocal rank fusion, k = 60, equal weights. RRF scores lie in (0, 2/61], so
-    a score threshold means nothing: min_score is 0."""
-    p = Pipeline(name="rrf", fusion="rrf", vector_weight=1.0, text_weight=1.0, min_score=0.0)
+    """Reciprocal rank fusion Σ 1/(60 + rank + 1), equal weights, on the lab's shared
+    candidates (OR keyword query). RRF scores lie in (0, 2/61], so a score threshold
+    means nothing: min_score is 0."""
+    p = Pipeline(
+        name="rrf",
+        keyword_mode=LAB_KEYWORD_MODE,
+        fusion="rrf",
+        vector_weight=1.0,
+        text_weight=1.0,
+        min_score=0.0,
+    )
     return p.replace(**overrides) if overrides else p
 
 
 def qmd_like(**overrides: Any) -> Pipeline:
     """QMD's fusion without its LLM stages: RRF k = 60, the original query's lists
-    weighted 2.0, +0.05 / +0.02 top-rank bonus; min_score 0."""
+    weighted 2.0, +0.05 / +0.02 top-rank bonus; min_score 0; the lab's shared
+    candidates (OR keyword query)."""
     p = Pipeline(
         name="qmd-like",
+        keyword_mode=LAB_KEYWORD_MODE,
         fusion="rrf",
         vector_weight=1.0,
         text_weight=1.0,
@@ -549,8 +859,10 @@ def qmd_like(**overrides: Any) -> Pipeline:
 
 
 def vector_only(**overrides: Any) -> Pipeline:
-    """The vector leg alone (cosine order), no threshold: a lab baseline."""
-    p = Pipeline(name="vector", keyword=False, min_score=-1.0)
+    """The vector leg alone (cosine order), no threshold: a lab baseline. Its keyword
+    mode is the lab's (OR) although it reads no keyword hit, so that in an experiment it
+    ranks the very candidate set the other lab baselines rank."""
+    p = Pipeline(name="vector", keyword=False, keyword_mode=LAB_KEYWORD_MODE, min_score=-1.0)
     return p.replace(**overrides) if overrides else p
 
 
@@ -560,7 +872,7 @@ def bm25_only(**overrides: Any) -> Pipeline:
     p = Pipeline(
         name="bm25",
         vector=False,
-        keyword_mode="or",
+        keyword_mode=LAB_KEYWORD_MODE,
         keyword_boost=False,
         keyword_fallback=False,
         min_score=0.0,
@@ -578,6 +890,7 @@ def _extra(factory: str, **overrides: Any) -> Pipeline:
 PRESETS = {
     "openclaw": openclaw,
     "openclaw-latest": openclaw_latest,
+    "wsum": wsum_preset,
     "rrf": rrf_preset,
     "qmd-like": qmd_like,
     "vector": vector_only,
@@ -588,8 +901,8 @@ PRESETS = {
 
 
 def preset(name: str, **overrides: Any) -> Pipeline:
-    """A named preset (``openclaw``, ``openclaw-latest``, ``rrf``, ``qmd-like``,
-    ``vector``, ``bm25``...) with optional parameter overrides."""
+    """A named preset (``openclaw``, ``openclaw-latest``, ``wsum``, ``rrf``,
+    ``qmd-like``, ``vector``, ``bm25``...) with optional parameter overrides."""
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
     return PRESETS[name](**overrides)

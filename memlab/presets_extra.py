@@ -195,7 +195,9 @@ class ContextPipeline(Pipeline):
                 )
 
     def scores(self, cs: CandidateSet) -> dict[str, np.ndarray]:
-        """`Pipeline.scores` plus ``neighbor`` (the added context term) and the heading filter."""
+        """`Pipeline.scores` plus ``neighbor`` (the added context term: final = fused ×
+        decay + neighbor) and the heading filter (``heading_only`` marks the candidates it
+        removed)."""
         st = super().scores(cs)
         valid, final = st["valid"], st["final"]
         term = np.zeros(final.shape, dtype=np.float64)
@@ -206,13 +208,16 @@ class ContextPipeline(Pipeline):
             fn = neighbor_scores(cs.pos, final, valid, nxt, n)
             term = np.maximum(np.maximum(self.neighbor_prev * fp, self.neighbor_next * fn), 0.0)
             final = np.where(valid, final + term, np.nan)
+        heads = np.zeros(final.shape, dtype=bool)
         if self.drop_headings and valid.any():
-            valid = valid & ~heading_chunks(cs, np.where(valid, cs.pos, -1))
+            heads = heading_chunks(cs, np.where(valid, cs.pos, -1)) & valid
+            valid = valid & ~heads
             final = np.where(valid, final, np.nan)
             st["has_vec"] = st["has_vec"] & valid
             st["has_text"] = st["has_text"] & valid
         st["valid"], st["final"] = valid, final
         st["neighbor"] = np.where(valid, term, np.nan)
+        st["heading_only"] = heads  # for `memlab.pipeline.explain`: why a candidate left
         return st
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +17,11 @@ from memlab.rerank import snippet as make_snippet
 from memlab.workspace import MemoryFileError, read_memory_file
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from memlab.candidates import CandidateSet
     from memlab.index import MemoryIndex
-    from memlab.pipeline import Pipeline
+    from memlab.pipeline import Pipeline, Ranking
 
 SNIPPET_CHARS = 700
 CITATION_MODES = ("auto", "on", "off")
@@ -72,7 +76,8 @@ def memory_search(
             overrides["min_score"] = float(minScore)
         if overrides:
             p = p.replace(**overrides)
-        df, p, vector_error = _search_with_fallbacks(index, p, query, now)
+        outcome = search_with_fallback(index, p, query, now=now)
+        df, p = outcome.frame, outcome.pipeline
         cs_mode = (
             "hybrid"
             if index.has_vectors and p.vector and p.keyword
@@ -106,34 +111,66 @@ def memory_search(
         "results": results,
         "provider": e.provider if e is not None else "none",
         "model": index.model,
-        "fallback": getattr(e, "fallback_reason", None) is not None or vector_error is not None,
+        "fallback": getattr(e, "fallback_reason", None) is not None or outcome.warning is not None,
         "citations": citations,
         "mode": cs_mode,
     }
-    if vector_error is not None:
-        out["warning"] = f"embedding provider failed, keyword-only results: {vector_error}"
+    if outcome.warning is not None:
+        out["warning"] = outcome.warning
     return out
 
 
-def _search_with_fallbacks(
-    index: MemoryIndex, p: Pipeline, query: str, now: float | None
-) -> tuple[Any, Pipeline, str | None]:
-    """Run the search; a corrupt index is rebuilt from the Markdown and the search run
-    again; an embedding failure on the vector leg falls back to keyword-only search
-    (OpenClaw's mode without a provider). Returns (frame, pipeline used, vector error)."""
+@dataclass
+class SearchOutcome:
+    """One search as ``search_with_fallback`` ran it.
+
+    ``frame``: the results (``Pipeline.run`` columns with text); ``pipeline``: the
+    system that produced them (keyword-only after a provider failure); ``candidates``
+    and ``ranking``: what ``memlab.pipeline.explain`` needs to account for every
+    candidate; ``warning``: why a fallback was taken (None when none was).
+    """
+
+    frame: pd.DataFrame
+    pipeline: Pipeline
+    candidates: CandidateSet
+    ranking: Ranking
+    warning: str | None = None
+
+
+def search_with_fallback(
+    index: MemoryIndex, pipeline: Pipeline, query: str, *, now: float | None = None
+) -> SearchOutcome:
+    """The one search path of ``memory_search`` and ``memlab search`` (plain, --explain,
+    --json): retrieve, rank, and on failure fall back as OpenClaw does.
+
+    A corrupt index is rebuilt from the Markdown and the search run again; an
+    ``EmbeddingError`` on the query (provider down, wrong dimensions...) of a hybrid
+    system re-runs it keyword-only (``pipeline.replace(vector=False)``, OpenClaw's mode
+    without a provider) with ``warning = "embedding provider failed, keyword-only
+    results: <error>"``. A vector-only system has no keyword leg to fall back on: the
+    error is raised. ``now``: the clock for decay, Unix seconds (None = now).
+    """
     from memlab.embed import EmbeddingError
     from memlab.index import IndexCorruptError
+    from memlab.pipeline import ranking_frame
+
+    def run(p: Pipeline) -> SearchOutcome:
+        cs = p.retrieve(index, [query], qids=["q"], times=None if now is None else [now])
+        r = p.rank(cs)
+        return SearchOutcome(ranking_frame(cs, r, p.name, with_text=True), p, cs, r)
 
     try:
-        return p.search(index, query, now=now, with_text=True), p, None
-    except IndexCorruptError:
-        index.sync()  # moves the corrupt file aside and rebuilds it from the Markdown
-        return p.search(index, query, now=now, with_text=True), p, None
+        try:
+            return run(pipeline)
+        except IndexCorruptError:
+            index.sync()  # moves the corrupt file aside and rebuilds it from the Markdown
+            return run(pipeline)
     except EmbeddingError as exc:
-        if not (p.keyword and p.vector):
+        if not (pipeline.keyword and pipeline.vector):
             raise
-        kw = p.replace(vector=False)
-        return kw.search(index, query, now=now, with_text=True), kw, str(exc)
+        out = run(pipeline.replace(vector=False))
+        out.warning = f"embedding provider failed, keyword-only results: {exc}"
+        return out
 
 
 def unavailable(exc: BaseException) -> dict[str, Any]:
@@ -172,13 +209,45 @@ def _resolve(
     extra_paths: Sequence[str | os.PathLike[str]],
 ) -> tuple[Path, str, Path] | None:
     """(file, display path, folder the file is opened beneath) or None (see above)."""
-    if not isinstance(path, str) or not path.strip() or "\x00" in path or "\\" in path:
-        return None
+    found = _resolve_or_refuse(workspace, path, extra_paths)
+    return None if isinstance(found, str) else found
+
+
+def memory_path_refusal(
+    workspace: str | os.PathLike[str],
+    path: str,
+    extra_paths: Sequence[str | os.PathLike[str]] = (),
+) -> str | None:
+    """Which ``memory_get`` rule ``path`` breaks, in words; None when it is allowed.
+
+    The tool answers every refusal with OpenClaw's ``path required`` (spec §8);
+    this names the first rule broken, in the order checked: empty, NUL byte,
+    backslash, not ``.md``, outside the workspace and every extra path, inside
+    the workspace but not ``MEMORY.md``/``memory.md``/``dreams.md`` or under
+    ``memory/``, a symlink on the way.
+    """
+    found = _resolve_or_refuse(workspace, path, extra_paths)
+    return found if isinstance(found, str) else None
+
+
+def _resolve_or_refuse(
+    workspace: str | os.PathLike[str],
+    path: str,
+    extra_paths: Sequence[str | os.PathLike[str]],
+) -> tuple[Path, str, Path] | str:
+    """(file, display path, folder the file is opened beneath), or the rule it breaks."""
+    if not isinstance(path, str) or not path.strip():
+        return "the path is empty"
+    if "\x00" in path:
+        return "the path contains a NUL byte"
+    if "\\" in path:
+        return "the path contains a backslash (use / between folders)"
     ws = Path(os.path.realpath(Path(workspace).expanduser()))
     raw = Path(path)  # no "~" expansion: a tool path is relative or absolute, nothing else
     cand = Path(os.path.normpath(raw if raw.is_absolute() else ws / raw))
     if cand.suffix != ".md":
-        return None
+        return "not a .md file (memory_get reads Markdown memory files only)"
+    inside_ws = False
     roots: list[tuple[Path, bool]] = [(ws, False)]
     for extra in extra_paths:
         e = Path(extra).expanduser()
@@ -190,6 +259,7 @@ def _resolve(
         except ValueError:
             continue
         parts = rel.parts
+        inside_ws = inside_ws or not is_extra
         if not is_extra and not (
             (len(parts) == 1 and parts[0] in GET_ROOT_FILES)
             or (len(parts) >= 2 and parts[0] == "memory")
@@ -198,13 +268,18 @@ def _resolve(
         if is_extra and root.suffix == ".md" and rel != Path("."):
             continue
         if _has_symlink(root, parts) or (is_extra and root.is_symlink()):
-            return None
+            return "a symlink (memory_get does not follow symlinks, in the path or its folders)"
         display = Path(os.path.relpath(cand, ws)).as_posix()
         # The read re-checks every folder below this one without following symlinks, so a
         # folder swapped for a symlink after this check cannot redirect it.
         beneath = root.parent if is_extra and rel == Path(".") else root
         return cand, display, beneath
-    return None
+    if inside_ws:
+        return (
+            f"inside the workspace {ws} but not {', '.join(GET_ROOT_FILES[:-1])} or"
+            f" {GET_ROOT_FILES[-1]} nor under memory/ (an extra path, --extra PATH, allows more)"
+        )
+    return f"outside the workspace {ws} and every extra path (--extra PATH allows one)"
 
 
 def _has_symlink(root: Path, parts: tuple[str, ...]) -> bool:

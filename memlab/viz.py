@@ -179,7 +179,15 @@ def _colors(n: int) -> list[Any]:
 def _sweep_table(sweep: SweepResult | pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if isinstance(sweep, pd.DataFrame):
         table = sweep
-        params = [c for c in table.columns if c not in _STAT_COLUMNS]
+        params = []
+        for c in table.columns:
+            if c in _STAT_COLUMNS or str(c).endswith("_eff"):
+                continue  # effective weights are derived from the weights
+            # A column fixed by the parameters before it (a sweep's coupled
+            # text_weight = 1 − vector_weight) is not an axis of its own.
+            if params and table.groupby(params, dropna=False)[c].nunique(dropna=False).max() <= 1:
+                continue
+            params.append(c)
     else:
         table, params = sweep.table, list(sweep.params)
     missing = [c for c in ("metric", "mean") if c not in table.columns]
@@ -215,8 +223,9 @@ def plot_sweep(
     bootstrap CI of the mean over queries). With a train/test split the solid
     line is the train mean and ``held_out`` adds the held-out mean as a dashed
     line of the same colour. ``reference`` draws labelled vertical lines (a
-    number, or ``{label: x}``); ``mark_best`` marks each line's maximum (first
-    in grid order on ties). Parameters beyond ``x``/``hue`` must be constant.
+    number, or ``{label: x}``); ``mark_best`` marks each line's maximum (for a
+    ``SweepResult`` without ``hue``: the setting ``best()`` chose by its tie rule; else
+    the first maximum in x order). Parameters beyond ``x``/``hue`` must be constant.
     Raises ``ValueError`` for unknown metrics or parameters.
     """
     table, params = _sweep_table(sweep)
@@ -284,6 +293,10 @@ def plot_sweep(
             )
         if mark_best and len(ys):
             i = int(np.nanargmax(ys))
+            if hue is None and not isinstance(sweep, pd.DataFrame):
+                # The sweep's own choice: on a plateau, its tie rule, not the first point.
+                chosen = sweep.best(label)["setting"][x]
+                i = int(np.flatnonzero(np.isclose(xs, float(chosen)))[0])
             ax.plot([xs[i]], [ys[i]], marker="*", markersize=12, color=color, linestyle="none")
     refs = {"reference": reference} if isinstance(reference, int | float) else dict(reference or {})
     for label, value in refs.items():

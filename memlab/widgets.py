@@ -128,7 +128,11 @@ class Explorer:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
         if isinstance(source, Dataset):
-            source = Lab(source, embedder=embedder, progress=False)
+            from memlab.presets_extra import PresetLab
+
+            # As `memlab eval` and the benchmarks: each system on the index it is defined
+            # for (memlab-best on its porter index, openclaw on unicode61).
+            source = PresetLab(source, embedder=embedder, progress=False)
         self.lab: Lab | None = source if isinstance(source, Lab) else None
         self.index: MemoryIndex | None = None if self.lab is not None else source  # type: ignore[assignment]
         self.metric_names = [parse_metric(m).name for m in metrics]
@@ -153,7 +157,7 @@ class Explorer:
         self.pipeline = make_preset(preset)
         self._overrides: dict[str, Any] = {}
         self._syncing = False
-        self._free: dict[tuple[str, str, bool], CandidateSet] = {}
+        self._free: dict[tuple[str, str, bool, str], CandidateSet] = {}
         self._baseline_cache: dict[tuple[str, str], dict[str, Any]] = {}
         self._lines: dict[tuple[str, str], list[str]] = {}
         self._seen: dict[int, LabCandidates] = {}
@@ -322,11 +326,22 @@ class Explorer:
             depth = max(depth, p.at_k(metric_depth(self.metric_names)).depth)
         return depth
 
-    def _lab_candidates(self, p: Pipeline) -> LabCandidates:
+    def _lab_for(self, p: Pipeline) -> Lab:
+        """The lab whose index ``p`` runs on: a `PresetLab`'s sibling with the tokenizer the
+        system declares (``fts_tokenizer``), else the lab itself (as ``run_experiment``)."""
+        from memlab.presets_extra import PresetLab
+
         assert self.lab is not None
-        km, kf = self.lab._cand_key(p)
+        tok = getattr(p, "fts_tokenizer", None)
+        if tok and isinstance(self.lab, PresetLab):
+            return self.lab.sibling(tok)
+        return self.lab
+
+    def _lab_candidates(self, p: Pipeline) -> LabCandidates:
+        lab = self._lab_for(p)
+        km, kf = lab._cand_key(p)
         need = self._needed_depth(p)
-        lc = self.lab.candidates(
+        lc = lab.candidates(
             max(need, min(self.prefetch_depth, p.max_candidates)),
             keyword_mode=km,
             keyword_fallback=kf,
@@ -338,13 +353,13 @@ class Explorer:
         return lc
 
     def _free_candidates(self, p: Pipeline, query: str) -> CandidateSet:
-        index = self._free_index()
+        index = self._free_index(p)
         kf = (
             (not (index.has_vectors and p.vector))
             if p.keyword_fallback is None
             else bool(p.keyword_fallback)
         )
-        key = (query, p.keyword_mode, kf)
+        key = (query, p.keyword_mode, kf, index.fts_tokenizer)
         cs = self._free.get(key)
         if cs is None or cs.depth < p.depth:
             self.retrievals += 1
@@ -356,7 +371,7 @@ class Explorer:
             self._free[key] = cs
         return cs
 
-    def _free_index(self) -> MemoryIndex:
+    def _free_index(self, p: Pipeline) -> MemoryIndex:
         if self.index is not None:
             return self.index
         assert self.lab is not None
@@ -366,7 +381,7 @@ class Explorer:
             group = str(q.loc[q["qid"] == self.question.value, "group"].iloc[0])
         elif self.lab.dataset.workspaces:
             group = next(iter(self.lab.dataset.workspaces))
-        return self.lab.index(group)
+        return self._lab_for(p).index(group)
 
     # ------------------------------------------------------------------ rendering
     def refresh(self) -> None:

@@ -79,7 +79,15 @@ def resolve_workspace(workspace: str | os.PathLike[str]) -> Path:
 
 
 def relative_memory_path(abspath: Path, workspace: Path) -> str:
-    """Path of ``abspath`` relative to ``workspace`` with ``/`` separators (``../`` if outside)."""
+    """Path of ``abspath`` relative to ``workspace`` with ``/`` separators (``../`` if outside).
+
+    Both are absolute: a path inside the workspace is its suffix after the workspace
+    prefix (no system call); any other goes through ``os.path.relpath``.
+    """
+    a, w = str(abspath), str(workspace).rstrip(os.sep) or os.sep
+    prefix = w if w.endswith(os.sep) else w + os.sep
+    if a.startswith(prefix) and os.path.isabs(a):
+        return Path(a[len(prefix) :]).as_posix()
     return Path(os.path.relpath(abspath, workspace)).as_posix()
 
 
@@ -201,10 +209,17 @@ def _expand_extra_paths(
 
 
 def _dedupe(paths: Iterable[Path], ws: Path) -> list[MemoryFile]:
+    # Every candidate was checked to be a regular file, not a symlink, so its real
+    # path is its folder's real path plus its name: one realpath per folder, not per
+    # file (a search stats the workspace on every call; see docs/reliability.md).
     seen: set[str] = set()
     out: list[MemoryFile] = []
+    real_dirs: dict[str, str] = {}
     for p in paths:
-        real = os.path.realpath(p)
+        parent, name = os.path.split(str(p))
+        if parent not in real_dirs:
+            real_dirs[parent] = os.path.realpath(parent)
+        real = os.path.join(real_dirs[parent], name)
         if real in seen:
             continue
         seen.add(real)

@@ -12,6 +12,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
+# memlab keeps indexes and caches under $XDG_CACHE_HOME/memlab; the suite keeps its own
+# (ignored by git, warm across local runs, cold on a fresh clone) and never touches the
+# user's ~/.cache. Set MEMLAB_TEST_CACHE to put it elsewhere.
+os.environ["XDG_CACHE_HOME"] = os.environ.get("MEMLAB_TEST_CACHE") or str(
+    REPO / ".pytest_cache" / "xdg-cache"
+)
 
 
 class CountingEmbedder:

@@ -10,9 +10,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import write
 
 MEMLAB = [sys.executable, "-m", "memlab.cli"]
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Indexes default to the user cache: each test gets its own (and leaves ~/.cache alone)."""
+    cache = tmp_path / "user-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache
 
 
 def run(
@@ -112,7 +122,7 @@ def test_index_status_search_get(small_workspace: Path) -> None:
     got = run("get", ws, "memory/2026-01-05.md", "--from", "2", "--lines", "1").stdout
     assert got == "- Preference: Peter likes dark roast coffee.\n"
     refused = run("get", ws, "../outside.md", check=False)
-    assert refused.returncode == 1 and "path required" in refused.stderr
+    assert refused.returncode == 2 and "outside the workspace" in refused.stderr
     bad = run("search", ws, "x", "--embedder", "hashing", "--vector-weight", "3", check=False)
     assert bad.returncode == 2 and "vector_weight must be in [0, 1]" in bad.stderr
 
@@ -169,3 +179,23 @@ def test_memlab_best_search_uses_its_porter_index(small_workspace: Path) -> None
     assert st["dirty"] is False  # the index memlab-best used is the porter one
     none = run("search", ws, "zqxv", "--embedder", "none")
     assert "try --min-score 0" in none.stdout
+
+
+def test_index_and_status_name_the_cache_file_and_identity(
+    small_workspace: Path, private_cache: Path
+) -> None:
+    from memlab.embed import HashingEmbedder
+    from memlab.index import index_identity
+
+    ws = str(small_workspace)
+    out = run("index", ws, "--embedder", "hashing").stdout
+    ident = index_identity("unicode61", HashingEmbedder())
+    line = next(ln for ln in out.splitlines() if ln.startswith("index: "))
+    db = Path(line.removeprefix("index: "))
+    assert db.name == f"{ident}.sqlite" and db.is_file()
+    assert db.is_relative_to(private_cache / "memlab" / "indexes")
+    assert not (small_workspace / ".memlab").exists()
+    st = json.loads(run("status", ws, "--embedder", "hashing", "--json").stdout)
+    assert st["index_path"] == str(db) and st["identity"] == ident
+    missing = run("status", ws, "--embedder", "none", check=False)
+    assert missing.returncode == 2 and f"this workspace has indexes for: {ident}" in missing.stderr

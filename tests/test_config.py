@@ -4,7 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from memlab.config import MemorySearchConfig, load_openclaw_config
+from memlab.config import (
+    IGNORED_KEYS,
+    MemorySearchConfig,
+    load_openclaw_config,
+    provider_problem,
+)
 from memlab.pipeline import from_config
 
 
@@ -70,3 +75,110 @@ def test_errors_name_the_key(tmp_path: Path) -> None:
         load_openclaw_config(bad)
     with pytest.raises(FileNotFoundError):
         load_openclaw_config(tmp_path / "missing.json")
+
+
+def _cfg(tmp_path: Path, text: str, name: str = "openclaw.json") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_misspelled_key_names_file_path_and_nearest_key(tmp_path: Path) -> None:
+    p = _cfg(tmp_path, "{agents: {defaults: {memorySearch: {query: {hybrid: {textWieght: 0.5}}}}}}")
+    with pytest.raises(ValueError) as exc:
+        load_openclaw_config(p)
+    msg = str(exc.value)
+    assert str(p) in msg
+    assert "agents.defaults.memorySearch.query.hybrid.textWieght" in msg
+    assert "did you mean textWeight?" in msg
+    # An agent's override is checked too, under its own path; every unknown key is listed.
+    p = _cfg(
+        tmp_path,
+        "{agents: {list: [{id: 'a'}, {id: 'b', memorySearch: {chunkng: {}, sync: {wtach: true}}}]}}",
+    )
+    with pytest.raises(ValueError) as exc:
+        load_openclaw_config(p)
+    msg = str(exc.value)
+    assert "agents.list[1].memorySearch.chunkng (did you mean chunking?)" in msg
+    assert "agents.list[1].memorySearch.sync.wtach (did you mean watch?)" in msg
+    # No near key: the valid keys at that level are listed.
+    with pytest.raises(ValueError, match=r"memorySearch\.zzz \(valid keys: enabled, provider"):
+        MemorySearchConfig.from_openclaw({"zzz": 1})
+
+
+def test_object_keys_must_hold_objects(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"memorySearch\.query must be an object, got a number"):
+        MemorySearchConfig.from_openclaw({"query": 5})
+    p = _cfg(tmp_path, "{agents: {defaults: {memorySearch: [1]}}}")
+    with pytest.raises(ValueError, match=r"agents\.defaults\.memorySearch must be an object"):
+        load_openclaw_config(p)
+    p = _cfg(tmp_path, "{agents: {list: {id: 'a'}}}")
+    with pytest.raises(ValueError, match=r"agents\.list must be an array"):
+        load_openclaw_config(p)
+    with pytest.raises(ValueError, match=r"query\.hybrid\.vectorWeight must be a finite number"):
+        MemorySearchConfig.from_openclaw({"query": {"hybrid": {"vectorWeight": "0.7"}}})
+    with pytest.raises(ValueError, match=r"remote\.baseUrl must be a string, got a number"):
+        MemorySearchConfig.from_openclaw({"remote": {"baseUrl": 8080}})
+
+
+def test_top_level_must_be_an_object(tmp_path: Path) -> None:
+    for text, kind in (("[1, 2]", "an array"), ("'x'", "a string"), ("null", "null")):
+        p = _cfg(tmp_path, text, "top.json")
+        with pytest.raises(
+            ValueError, match=rf"top\.json: the top level must be an object.*{kind}"
+        ):
+            load_openclaw_config(p)
+    with pytest.raises(ValueError, match="is a directory"):
+        load_openclaw_config(tmp_path)
+
+
+def test_openclaw_keys_memlab_ignores_are_accepted(tmp_path: Path) -> None:
+    ms: dict = {}
+    for key in IGNORED_KEYS:
+        node = ms
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = 1
+    ms["remote"]["headers"] = {"X-Anything": "goes"}  # a record: any header name
+    assert MemorySearchConfig.from_openclaw(ms) == MemorySearchConfig(
+        remote_headers={"X-Anything": "goes"}
+    )
+    # The rest of OpenClaw's config is not memlab's to police.
+    import json
+
+    p = _cfg(
+        tmp_path,
+        json.dumps(
+            {
+                "gateway": {"port": 1},
+                "agents": {
+                    "defaults": {"model": "x", "memorySearch": ms},
+                    "list": [{"id": "a", "tools": {"weird": 1}}],
+                },
+            }
+        ),
+    )
+    assert load_openclaw_config(p, "a").remote_headers == {"X-Anything": "goes"}
+
+
+def test_agent_id_must_name_an_agent(tmp_path: Path) -> None:
+    p = _cfg(tmp_path, "{agents: {list: [{id: 'work'}]}}")
+    for bad in ("", "   "):
+        with pytest.raises(ValueError, match=r"openclaw\.json: the agent id is empty.*work"):
+            load_openclaw_config(p, bad)
+
+
+def test_provider_problem_names_key_and_fix() -> None:
+    msg = provider_problem(MemorySearchConfig(provider="openai"))
+    assert msg is not None and "memorySearch.remote.baseUrl is not set" in msg
+    assert "--embedder" in msg
+    assert (
+        provider_problem(MemorySearchConfig(provider="openai", remote_base_url="http://h/v1"))
+        is None
+    )
+    bad_url = provider_problem(MemorySearchConfig(provider="auto", remote_base_url="localhost:1"))
+    assert bad_url is not None and "memorySearch.remote.baseUrl must be an http(s) URL" in bad_url
+    gem = provider_problem(MemorySearchConfig(provider="gemini"))
+    assert gem is not None and "does not implement" in gem
+    assert provider_problem(MemorySearchConfig()) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -418,3 +419,60 @@ def test_fallback_resolved_wraps_primary() -> None:
     assert resolve_embedder("hashing", fallback="hashing").__class__ is HashingEmbedder
     with pytest.raises(ValueError, match="two embedders"):
         FallbackEmbedder(HashingEmbedder(), None)  # type: ignore[arg-type]
+
+
+# -- progress bars -------------------------------------------------------------------------
+_BAR_MARKS = ("Loading weights", "it/s]", "%|", "batch/s", "Batches")
+
+
+@pytest.mark.model
+def test_model_load_and_embedding_print_no_bar_when_piped(tmp_path: Path) -> None:
+    """stderr not a terminal: loading the packaged model prints no progress bar (transformers
+    5 draws "Loading weights" on every load), nor does embedding — even with
+    show_progress=True, memlab's own bar is for a terminal only; the libraries' global
+    progress-bar switches are as they were before the load."""
+    code = textwrap.dedent(
+        """
+        from huggingface_hub import utils as hub
+        from transformers.utils import logging as tf
+        from memlab.embed.local import SentenceTransformerEmbedder
+
+        e = SentenceTransformerEmbedder(show_progress=True, batch_size=8)
+        v = e.embed_documents([f"note number {i} about the gateway" for i in range(100)])
+        print(v.shape, tf.is_progress_bar_enabled(), hub.are_progress_bars_disabled())
+        """
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["(100,", "384)", "True", "False"]
+    assert not [m for m in _BAR_MARKS if m in out.stderr], out.stderr
+
+
+@pytest.mark.model
+def test_search_with_the_model_prints_no_bar_when_piped(
+    small_workspace: Path, tmp_path: Path
+) -> None:
+    """`memlab search` with the packaged model, piped: results on stdout, no bar on stderr
+    (neither the model load's nor the indexing's)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "c")}
+    env.update({k: v for k, v in os.environ.items() if k == "PYTHONPATH"})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memlab.cli",
+            "search",
+            str(small_workspace),
+            "which machine hosts the gateway",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "MEMORY.md" in out.stdout
+    assert not [m for m in _BAR_MARKS if m in out.stderr], out.stderr

@@ -257,3 +257,26 @@ def test_sweep_falls_back_for_mmr(synthetic_lab) -> None:
     res = sweep(synthetic_lab, openclaw_latest(), {"mmr_lambda": [0.5, 1.0]}, ["recall@6"])
     assert res.info["path"] == "loop"
     assert "MMR" in res.info["fast_path_reason"]
+
+
+def test_coupled_weight_sweep_is_fast_and_identical_to_the_loop(synthetic_lab, monkeypatch) -> None:
+    import memlab.eval.sweep as sweep_module
+
+    base = openclaw(min_score=0.0, keyword_mode="or")
+    grid = {"vector_weight": [w / 20 for w in range(21)]}
+    metrics = ["ndcg@10", "recall@6"]
+    fast = sweep(synthetic_lab, base, grid, metrics, train=0.5)
+    assert fast.info["path"] == "fast" and fast.coupled == {"text_weight": "1 - vector_weight"}
+    monkeypatch.setattr(sweep_module, "fast_path_reason", lambda cs, systems: "forced")
+    loop = sweep(synthetic_lab, base, grid, metrics, train=0.5)
+    assert loop.info["path"] == "loop"
+    assert fast.table.equals(loop.table)
+    for m in metrics:
+        np.testing.assert_array_equal(fast.per_query[m], loop.per_query[m])
+        assert fast.best(m) == loop.best(m)
+        # The tuned object reproduces the sweep's per-query values, bit for bit.
+        tuned = fast.pipeline(m, as_scored=True)
+        lc = synthetic_lab.candidates_for([tuned])[tuned.name]
+        np.testing.assert_array_equal(
+            lc.score(tuned, [m])[m], fast.per_query[m][fast.best(m)["index"]]
+        )

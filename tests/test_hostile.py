@@ -518,7 +518,7 @@ def test_memlab_get_cli_refuses(get_env: dict) -> None:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             rc = main(["get", str(get_env["ws"]), path])
-        assert rc == 1 and "path required" in err.getvalue(), path
+        assert rc == 2 and "refused: " in err.getvalue(), path  # the rule broken, exit 2
         assert SECRET not in out.getvalue() + err.getvalue()
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

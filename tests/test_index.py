@@ -453,3 +453,33 @@ def test_table_with_missing_embeddings(small_workspace: Path, hashing) -> None:
         1,
         0,
     )
+
+
+def test_rebuild_reason_says_what_changed_in_words(
+    small_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlab.embed import HashingEmbedder
+    from memlab.index import describe_fingerprint_change
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+    db = tmp_path / "why.sqlite"
+    a = MemoryIndex(small_workspace, embedder=HashingEmbedder(dimensions=64), db_path=db)
+    assert a.rebuild_reason() == "new index"
+    a.sync()
+    assert a.rebuild_reason() == ""
+    b = MemoryIndex(small_workspace, embedder=None, db_path=db, fts_tokenizer="porter")
+    want = (
+        "embedder changed from hashing/hashing-64 to none/fts-only;"
+        " FTS tokenizer changed from unicode61 to porter"
+    )
+    assert b.rebuild_reason() == want
+    assert describe_fingerprint_change(a.fingerprint(), b.fingerprint()) == want
+    r = b.sync()
+    assert r.full_reindex and r.reason == f"fingerprint changed: {want}"
+    # The default file is named by that identity, so the two never share a file.
+    c = MemoryIndex(small_workspace, embedder=None, fts_tokenizer="porter")
+    d = MemoryIndex(small_workspace, embedder=None)
+    assert c.db_path.parent == d.db_path.parent and c.db_path != d.db_path
+    assert c.db_path.name == f"{c.identity}.sqlite" and c.identity.startswith("porter-none-")
+    assert not c.db_path.is_relative_to(small_workspace)

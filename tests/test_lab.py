@@ -77,7 +77,9 @@ def test_sweep_equals_settings_run_one_by_one(lab: Lab) -> None:
     weights = [0.0, 0.3, 0.7, 1.0]
     sw = sweep(lab, base, {"vector_weight": weights}, ["recall@6", "ndcg@10"])
     for w in weights:
-        one = run_experiment([base.replace(vector_weight=w)], lab, ["recall@6", "ndcg@10"])
+        # Sweeping vector_weight alone moves text_weight = 1 - vector_weight with it.
+        tuned = base.replace(vector_weight=w, text_weight=round(1 - w, 12))
+        one = run_experiment([tuned], lab, ["recall@6", "ndcg@10"])
         row = sw.table[(sw.table["vector_weight"] == w)].set_index("metric")
         for m in ("recall@6", "ndcg@10"):
             assert row.loc[m, "mean"] == pytest.approx(one.table.iloc[0][m], abs=1e-12)
@@ -161,3 +163,65 @@ def test_bad_inputs(lab: Lab) -> None:
         run_experiment([preset("bm25")], lab, ["recall@0"])
     with pytest.raises(ValueError, match="unknown pipeline parameter"):
         sweep(lab, preset("openclaw"), {"vectorweight": [0.1]}, ["recall@6"])
+
+
+def test_format_shows_candidate_generation_and_effective_weights(lab: Lab) -> None:
+    systems = [
+        preset("vector"),
+        preset("bm25"),
+        preset("openclaw"),
+        preset("openclaw", vector_weight=1.0, text_weight=1.0).replace(name="wsum-1/1"),
+        preset("rrf"),
+    ]
+    res = run_experiment(systems, lab, ["recall@6"], baseline="openclaw")
+    lines = res.format().splitlines()
+    assert lines[0].split()[:6] == ["system", "kw", "depth", "fusion", "weights", "min"]
+    row = {ln.split()[0]: ln.split() for ln in lines[2:7]}
+    # scored at k = 6: depth = 6 × 4 per leg; wsum weights renormalised, RRF's not
+    assert row["vector"][1:5] == ["-", "24", "vector", "-"]
+    assert row["bm25"][1:5] == ["or", "24", "keyword", "-"]
+    assert row["openclaw"][1:6] == ["and", "24", "wsum", "0.70/0.30", "0.35"]
+    assert row["wsum-1/1"][4] == "0.50/0.50"
+    assert row["rrf"][1:6] == ["or", "24", "rrf", "1.00/1.00", "0"]
+    assert "kw" not in res.format(settings=False).splitlines()[0].split()
+    js = {s["name"]: s["candidates"] for s in res.to_json()}
+    assert js["wsum-1/1"] == {
+        "keyword_mode": "and",
+        "depth": 24,
+        "fusion": "wsum",
+        "weights": [0.5, 0.5],
+        "min_score": 0.35,
+    }
+    assert js["vector"]["keyword_mode"] is None and js["vector"]["weights"] is None
+
+
+def test_identical_rankings_are_detected_and_marked(lab: Lab) -> None:
+    """One system under two names is flagged, also across candidate sets (the vector leg
+    alone ranks the same chunks whatever the keyword query)."""
+    systems = [
+        preset("vector"),
+        preset("bm25"),
+        preset("rrf"),
+        preset("rrf", rrf_k=60.0).replace(name="rrf-again"),
+        preset("vector", keyword_mode="and").replace(name="vector-and"),
+    ]
+    res = run_experiment(systems, lab, ["recall@6", "mrr"], baseline="bm25")
+    assert res.info["identical_rankings"] == [["vector", "vector-and"], ["rrf", "rrf-again"]]
+    text = res.format()
+    rows = {ln.split()[0]: ln for ln in text.splitlines()[2:7]}
+    assert rows["rrf-again"].rstrip().endswith("= rrf: same ranking")
+    assert rows["vector-and"].rstrip().endswith("= vector: same ranking")
+    assert "same ranking" not in rows["rrf"] and "same ranking" not in rows["bm25"]
+    assert "one system under two names" in text
+    js = {s["name"]: s["same_ranking_as"] for s in res.to_json()}
+    assert js == {
+        "vector": None,
+        "bm25": None,
+        "rrf": None,
+        "rrf-again": "rrf",
+        "vector-and": "vector",
+    }
+    # distinct systems: nothing flagged, no note column
+    res2 = run_experiment(systems[:3], lab, ["recall@6"])
+    assert res2.info["identical_rankings"] == []
+    assert "note" not in res2.format().splitlines()[0]

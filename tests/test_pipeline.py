@@ -234,3 +234,61 @@ def test_end_to_end_presets_on_small_workspace(small_workspace: Path, hashing) -
     for name in ("openclaw", "openclaw-latest", "rrf", "qmd-like", "vector", "bm25"):
         out = preset(name).search(idx, "backups NAS", now=now)
         assert not out.empty, name
+
+
+LAB_BASELINES = ("vector", "bm25", "wsum", "rrf", "qmd-like")
+# What each lab baseline changes relative to ``wsum`` (OpenClaw's fusion on the shared
+# candidate generation: OR keyword query, OpenClaw's depth): only what its name says.
+NAMED_FACTOR = {
+    "vector": {"keyword"},
+    "bm25": {"vector", "min_score", "keyword_boost", "keyword_fallback"},
+    "wsum": set(),
+    "rrf": {"fusion", "vector_weight", "text_weight", "min_score"},
+    "qmd-like": {"fusion", "vector_weight", "text_weight", "min_score", "rrf_top_bonus"},
+}
+
+
+def test_lab_baselines_share_one_candidate_generation() -> None:
+    """vector, bm25, wsum, rrf and qmd-like: one keyword mode (OR), one depth, one
+    fallback rule, so two of them differ in exactly the factor their names say."""
+    for name in LAB_BASELINES:
+        p = preset(name)
+        assert p.keyword_mode == "or", name
+        assert p.depth == openclaw().depth == 24, name
+        assert p.max_results == 6 and p.max_candidates == 200, name
+        assert set(p.diff(preset("wsum"))) == NAMED_FACTOR[name], name
+    # the shipped systems keep OpenClaw's AND query
+    assert openclaw().keyword_mode == "and" and openclaw_latest().keyword_mode == "and"
+    assert preset("wsum").diff() == {"keyword_mode": "or", "min_score": -1.0}
+    assert preset("rrf").diff(preset("wsum")) == {
+        "fusion": "rrf",
+        "vector_weight": 1.0,
+        "text_weight": 1.0,
+        "min_score": 0.0,
+    }
+
+
+def test_lab_baselines_share_lab_candidates(tmp_path: Path) -> None:
+    """In a lab, the five baselines rank one and the same LabCandidates object."""
+    from memlab.datasets.synthetic import SynthConfig, generate
+    from memlab.embed import HashingEmbedder
+    from memlab.eval.lab import Lab
+
+    ds = generate(SynthConfig(days=5, seed=1, queries_per_type=2), tmp_path / "c")
+    lab = Lab(ds, embedder=HashingEmbedder(dimensions=32), unit="chunk", progress=False)
+    cands = lab.candidates_for([preset(n) for n in (*LAB_BASELINES, "openclaw")])
+    assert len({id(cands[n]) for n in LAB_BASELINES}) == 1
+    assert cands["openclaw"] is not cands["rrf"]
+
+
+def test_docs_presets_diff_table_is_what_diff_prints() -> None:
+    """docs/presets.md's `p.diff()` table lists every built-in preset with its diff."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "presets.md").read_text()
+    table = doc.split("What `p.diff()` prints")[1].split("## ")[0]
+    rows = dict(re.findall(r"^\| `([\w-]+)` \| (.+) \|$", table, flags=re.M))
+    assert set(rows) == {"openclaw", "openclaw-latest", "wsum", "rrf", "qmd-like", "vector", "bm25"}
+    for name, cell in rows.items():
+        want = ", ".join(f"`{k}={v}`" for k, v in preset(name).diff().items())
+        assert cell == (want or "(the defaults)"), name

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.index import MemoryIndex
-from memlab.tools import citation, memory_get, memory_search
+from memlab.tools import citation, memory_get, memory_path_refusal, memory_search
 from tests.conftest import write
 
 
@@ -111,3 +111,33 @@ def test_get_never_leaks_outside(tmp_path_factory, path: str) -> None:
         write(ws, "memory/a.md", "ok")
     res = memory_get(ws, path)
     assert "SECRET" not in res.get("text", "")
+
+
+def test_get_refusal_names_the_rule(small_workspace: Path, tmp_path: Path) -> None:
+    """The tool keeps OpenClaw's bare ``path required``; memory_path_refusal says why."""
+    ws = small_workspace
+    write(tmp_path, "secret.md", "SECRET")
+    write(ws, "other.md", "not memory")
+    os.symlink(tmp_path / "secret.md", ws / "memory" / "link.md")
+    cases = {
+        "": "the path is empty",
+        "memory/a.md\x00.md": "NUL byte",
+        "memory\\2026-01-05.md": "backslash",
+        "notes.txt": "not a .md file",
+        "memory": "not a .md file",
+        "../secret.md": "outside the workspace",
+        str(tmp_path / "secret.md"): "outside the workspace",
+        "other.md": "not MEMORY.md, memory.md or dreams.md nor under memory/",
+        "memory/../other.md": "not MEMORY.md, memory.md or dreams.md nor under memory/",
+        "memory/link.md": "a symlink",
+    }
+    for path, rule in cases.items():
+        res = memory_get(ws, path)
+        assert res == {"error": "path required", "path": path}, path  # shape unchanged
+        why = memory_path_refusal(ws, path)
+        assert why is not None and rule in why, (path, why)
+    for ok in ("MEMORY.md", "memory/2026-01-05.md", "memory/2026-09-09.md", "dreams.md"):
+        assert memory_path_refusal(ws, ok) is None, ok
+    extra = write(tmp_path, "extra/notes.md", "extra")
+    assert memory_path_refusal(ws, str(extra), [str(tmp_path / "extra")]) is None
+    assert "outside the workspace" in memory_path_refusal(ws, str(extra))

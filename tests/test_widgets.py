@@ -197,13 +197,18 @@ def test_explorer_on_an_index(small_workspace: Path, tmp_path: Path) -> None:
     assert ex.retrievals == 1
     assert "MEMORY.md" in ex.results["path"].tolist()
     assert "MEMORY.md" in ex.results_html.value
-    ex.preset.value = "openclaw"
+    # The lab baselines share one candidate generation (OR keyword query): switching
+    # between them, or moving a threshold or weight, re-scores the cached candidates.
+    ex.preset.value = "wsum"
     ex.min_score.value = -1.0
     ex.vector_weight.value = 1.0
     assert ex.results["vector_rank"].tolist() == list(range(len(ex.results)))
     assert ex.retrievals == 1
-    ex.query.value = "commit a828e60"
+    # openclaw is OpenClaw's whole system (AND keyword query): its own candidates.
+    ex.preset.value = "openclaw"
     assert ex.retrievals == 2
+    ex.query.value = "commit a828e60"
+    assert ex.retrievals == 3
     assert ex.metrics == {}
     bundle = ex._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
@@ -218,3 +223,27 @@ def test_bad_arguments(lab: Lab) -> None:
         Explorer(lab, qid="nope")
     with pytest.raises(ValueError, match="category_metric"):
         Explorer(lab, metrics=("mrr",), category_metric="recall@10")
+
+
+def test_explorer_runs_each_preset_on_its_own_index(data, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As `memlab eval` and `PresetLab`: memlab-best on porter, openclaw on unicode61."""
+    import memlab.eval.lab as lab_mod
+
+    ds, _ = data
+    seen: list[str] = []
+    real = lab_mod.retrieve
+
+    def recording(index: MemoryIndex, *a, **k):
+        seen.append(index.fts_tokenizer)
+        return real(index, *a, **k)
+
+    monkeypatch.setattr(lab_mod, "retrieve", recording)
+    ex = Explorer(ds, preset="memlab-best", embedder=EMBEDDER)
+    assert set(seen) == {"porter"}
+    seen.clear()
+    ex.preset.value = "openclaw"
+    assert set(seen) == {"unicode61"}
+    ex.preset.value = "memlab-best"
+    ex.query.value = "coffee roast preference"  # free text: the sibling's index too
+    assert ex._free_index(ex.pipeline).fts_tokenizer == "porter"
+    assert not ex.results.empty

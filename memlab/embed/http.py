@@ -106,7 +106,10 @@ class OpenAIEmbedder:
         sleep: Callable[[float], Any] = time.sleep,
     ) -> None:
         if not isinstance(base_url, str) or not re.match(r"^https?://[^/\s]+", base_url.strip()):
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+            raise ValueError(
+                f"base_url must be an http(s) URL such as https://api.openai.com/v1"
+                f" (memorySearch.remote.baseUrl in openclaw.json), got {base_url!r}"
+            )
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-empty string, got {model!r}")
         if api_key is not None and not isinstance(api_key, str):

@@ -63,6 +63,39 @@ def _set_offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+@contextlib.contextmanager
+def quiet_model_load() -> Any:
+    """Hide the progress bars of a model load, then restore what was set before.
+
+    transformers (5.x prints "Loading weights" on every load) and huggingface_hub
+    draw tqdm bars while a model is read; a load is not a task a user waits on, and
+    the bars would land on every search and in every notebook output. Both
+    libraries' switches are global, so their previous states are put back
+    afterwards (a user who turned the bars off or on keeps that choice).
+    """
+    try:
+        from huggingface_hub import utils as hub
+    except ImportError:  # no hub: nothing of it to silence
+        hub = None
+    try:
+        from transformers.utils import logging as tf
+    except ImportError:
+        tf = None
+    hub_off = hub.are_progress_bars_disabled() if hub is not None else True
+    tf_on = tf.is_progress_bar_enabled() if tf is not None else False
+    if tf is not None:
+        tf.disable_progress_bar()  # also switches the hub's bars off
+    if hub is not None:
+        hub.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if tf_on:
+            tf.enable_progress_bar()  # also switches the hub's bars on: reset below
+        if hub is not None:
+            (hub.disable_progress_bars if hub_off else hub.enable_progress_bars)()
+
+
 def _read_json(path: Path) -> Any:
     with path.open(encoding="utf-8") as fh:
         return json.load(fh)
@@ -151,9 +184,10 @@ class SentenceTransformerEmbedder:
         try:
             from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(
-                str(self.model_path), device=self.device, local_files_only=True
-            )
+            with quiet_model_load():
+                model = SentenceTransformer(
+                    str(self.model_path), device=self.device, local_files_only=True
+                )
         except Exception as exc:  # any loader failure is a provider failure
             raise EmbeddingError(
                 f"local: loading sentence-transformers model {self.model!r} from "
@@ -228,7 +262,8 @@ class SentenceTransformerEmbedder:
         if self._progress(len(keep)):
             from tqdm.auto import tqdm
 
-            iterator = tqdm(batches, desc=f"embedding ({self.model})", unit="batch")
+            # disable=None: a bar only on a terminal, even when show_progress forces it
+            iterator = tqdm(batches, desc=f"embedding ({self.model})", unit="batch", disable=None)
         out = np.zeros((len(items), self.dimensions), dtype=np.float32)
         try:
             for batch in iterator:

@@ -144,7 +144,10 @@ def _build(provider: str, model: str | None, remote: Mapping[str, Any] | None) -
             return HashingEmbedder()
         m = _HASHING_MODEL_RE.match(model)
         if m is None:
-            raise ValueError(f"hashing model must look like 'hashing-384', got {model!r}")
+            raise ValueError(
+                f"model {model!r} is not a hashing model: with provider 'hashing' the model"
+                " must look like 'hashing-384' (or be left unset)"
+            )
         return HashingEmbedder(int(m.group(1)))
     if provider == "local":
         if model is None or model == PACKAGED_MODEL_NAME:
@@ -164,7 +167,11 @@ def _build(provider: str, model: str | None, remote: Mapping[str, Any] | None) -
     if provider == "openai":
         base_url = opts.get("base_url")
         if not base_url:
-            raise ValueError("provider 'openai' needs remote.baseUrl (an http(s) URL)")
+            raise ValueError(
+                "provider 'openai' needs a base URL: set memorySearch.remote.baseUrl in"
+                " openclaw.json (or remote={'baseUrl': ...} in Python) to the http(s) URL of an"
+                " OpenAI-compatible embeddings API, e.g. https://api.openai.com/v1"
+            )
         api_key = opts.get("api_key") or os.environ.get("OPENAI_API_KEY") or None
         return OpenAIEmbedder(
             base_url,
@@ -229,5 +236,8 @@ def resolve_embedder(
 
 def _check_name(what: str, value: Any) -> str:
     if not isinstance(value, str) or value.strip().lower() not in PROVIDERS:
-        raise ValueError(f"{what} must be one of {', '.join(PROVIDERS)}; got {value!r}")
+        raise ValueError(
+            f"{what} must be one of {', '.join(PROVIDERS)} (the providers memlab implements;"
+            f" another OpenAI-compatible service is 'openai' with remote.baseUrl); got {value!r}"
+        )
     return value.strip().lower()

@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from memlab import __version__
-from memlab.eval.metrics import parse_metric
+from memlab.eval.metrics import exact_mean, parse_metric
 from memlab.eval.significance import compare_to_baseline
+from memlab.fusion import clamp_weights
 
 if TYPE_CHECKING:
     from memlab.eval.lab import Lab, LabCandidates
@@ -38,6 +39,55 @@ def metric_depth(metrics: Sequence[str]) -> int:
         spec = parse_metric(m)
         depth = max(depth, 50 if spec.kind == "budget_recall" else (spec.k or 10))
     return depth
+
+
+def system_settings(p: Pipeline) -> dict[str, Any]:
+    """The candidate generation and fusion of a system, as a results table shows them.
+
+    ``keyword_mode``: ``and``/``or`` when the keyword leg runs, None when it is off;
+    ``depth``: candidates per leg, min(max_candidates, floor(max_results ×
+    candidate_multiplier)); ``fusion``: the fusion method when both legs run, else
+    the single leg (``vector``/``keyword``); ``weights``: the (vector, text) weights
+    the fusion applies — for ``wsum`` clamped to [0, 1] and renormalised to sum 1
+    (``memlab.fusion.clamp_weights``), for ``rrf`` and ``comb*`` as given (they are
+    not renormalised), None for a single leg; ``min_score``: the threshold.
+    """
+    both = bool(p.keyword and p.vector)
+    fusion = p.fusion if both else ("vector" if p.vector else "keyword")
+    weights: tuple[float, float] | None = None
+    if fusion == "wsum":
+        weights = clamp_weights(p.vector_weight, p.text_weight)
+    elif fusion not in ("vector", "keyword"):
+        weights = (float(p.vector_weight), float(p.text_weight))
+    return {
+        "keyword_mode": p.keyword_mode if p.keyword else None,
+        "depth": int(p.depth),
+        "fusion": fusion,
+        "weights": None if weights is None else [round(w, 6) for w in weights],
+        "min_score": float(p.min_score),
+    }
+
+
+def _settings_cells(p: Pipeline) -> dict[str, str]:
+    st = system_settings(p)
+    w = st["weights"]
+    return {
+        "kw": st["keyword_mode"] or "-",
+        "depth": str(st["depth"]),
+        "fusion": st["fusion"],
+        "weights": "-" if w is None else f"{w[0]:.2f}/{w[1]:.2f}",
+        "min": f"{st['min_score']:g}",
+    }
+
+
+def _identical_rankings(rankings: dict[str, tuple[list[str], np.ndarray]]) -> list[list[str]]:
+    """Groups of systems (in input order, 2 or more each) whose results are the same chunks
+    in the same order on every scored question: {name: (scored qids, chunk ids [Q, K])}."""
+    groups: dict[Any, list[str]] = {}
+    for name, (qids, docs) in rankings.items():
+        key = (tuple(qids), docs.shape, tuple(map(tuple, docs.tolist())))
+        groups.setdefault(key, []).append(name)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def _as_systems(systems: Sequence[Pipeline] | Mapping[str, Pipeline]) -> list[Pipeline]:
@@ -93,19 +143,38 @@ class ExperimentResult:
             [s.name for s in self.systems]
         ]
 
-    def format(self, digits: int = 3) -> str:
-        """A plain-text table: means with significance marks (``*`` = p_adj ≤ alpha vs baseline)."""
+    def same_ranking_as(self) -> dict[str, str]:
+        """{system: the earlier system whose results it repeats on every scored question}
+        (from ``info["identical_rankings"]``; empty when every system ranks differently)."""
+        groups = self.info.get("identical_rankings", [])
+        return {name: group[0] for group in groups for name in group[1:]}
+
+    def format(self, digits: int = 3, *, settings: bool = True) -> str:
+        """A plain-text table: per system its metric means, ``+``/``-`` where it differs
+        from the baseline with p_adj ≤ alpha, and ``= X: same ranking`` where its results
+        are exactly system X's on every scored question (one system under two names).
+
+        ``settings`` adds what makes systems comparable: keyword query mode (``and``,
+        ``or``, ``-`` = no keyword leg), depth (candidates per leg), fusion, the
+        effective (vector/text) weights (``system_settings``) and min_score.
+        """
+        same_as = self.same_ranking_as()
         rows = []
         for s in self.systems:
             r = self.table.loc[s.name]
-            cells = {"system": s.name, "n": int(r["n"])}
+            cells = {"system": s.name}
+            if settings:
+                cells.update(_settings_cells(s))
+            cells["n"] = int(r["n"])
             for m in self.metrics:
                 mark = ""
                 if self.baseline and s.name != self.baseline and bool(r.get(f"{m} sig", False)):
                     mark = "+" if r[m] > self.table.loc[self.baseline, m] else "-"
                 cells[m] = f"{r[m]:.{digits}f}{mark}"
+            cells["note"] = f"= {same_as[s.name]}: same ranking" if s.name in same_as else ""
             rows.append(cells)
-        cols = ["system", "n", *self.metrics]
+        extra = ["kw", "depth", "fusion", "weights", "min"] if settings else []
+        cols = ["system", *extra, "n", *self.metrics] + (["note"] if same_as else [])
         widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
         out = [
             "  ".join(c.ljust(widths[c]) for c in cols),
@@ -119,16 +188,32 @@ class ExperimentResult:
                 f"+/- : differs from {self.baseline} with p_adj <= {a} "
                 f"({self.info.get('test')}, {corr or 'no'} correction)"
             )
+        if settings:
+            out.append(
+                "kw: keyword query (and/or; - = no keyword leg); depth: candidates per leg; "
+                "weights: vector/text as the fusion applies them; min: min_score"
+            )
+        if same_as:
+            out.append(
+                "= X: the same chunks in the same order as X on every scored question "
+                "(one system under two names; compare it once)"
+            )
         return "\n".join(out)
 
     def to_json(self) -> list[dict[str, Any]]:
-        """One object per system: name, settings, metric values, n queries (+ tests)."""
+        """One object per system: name, settings (every parameter), ``candidates``
+        (``system_settings``: keyword mode, depth, fusion, effective weights, min_score),
+        ``same_ranking_as`` (the earlier system it ranks identically to, or None),
+        metric values, n queries (+ tests)."""
+        same_as = self.same_ranking_as()
         out = []
         for s in self.systems:
             r = self.table.loc[s.name]
             item: dict[str, Any] = {
                 "name": s.name,
                 "settings": s.get_params(),
+                "candidates": system_settings(s),
+                "same_ranking_as": same_as.get(s.name),
                 "n_queries": int(r["n"]),
                 "metrics": {m: float(r[m]) for m in self.metrics},
             }
@@ -193,6 +278,11 @@ def run_experiment(
     minScore always applies as each system configures it. ``queries``
     restricts scoring to some qids (e.g. a held-out split). Queries without
     evidence are excluded from every mean and test.
+
+    Systems whose results are the same chunks in the same order on every scored
+    question are recorded in ``info["identical_rankings"]`` (groups of names, first
+    = the one the others are marked against) and marked by ``format()``: two rows
+    that are one system must not read as two findings.
     """
     systems = _as_systems(systems)
     metrics = list(metrics)
@@ -217,6 +307,7 @@ def run_experiment(
             raise ValueError("none of the requested queries is in the dataset")
     frames = []
     run_frames = []
+    results_of: dict[str, tuple[list[str], np.ndarray]] = {}
     for s in run_systems:
         lc: LabCandidates = cands[s.name]
         if rows is not None:
@@ -224,6 +315,12 @@ def run_experiment(
         ranking = s.rank(lc.cs)
         values = lc.score(s, metrics, ranking=ranking)
         keep = lc.has_evidence
+        cols = ranking.columns[keep]
+        pos = np.take_along_axis(lc.cs.pos[keep], np.maximum(cols, 0), axis=1)
+        # Chunk ids, not candidate columns: systems on different candidate sets (e.g. AND
+        # and OR keyword queries) can still return the same chunks.
+        docs = np.where(cols >= 0, lc.cs.table.ids[pos] if pos.size else pos, "")
+        results_of[s.name] = (list(np.asarray(lc.qids, dtype=object)[keep]), docs.astype(str))
         for m in metrics:
             frames.append(
                 pd.DataFrame(
@@ -256,6 +353,7 @@ def run_experiment(
         "alpha": alpha,
         "scored_at_k": k,
         "pinned": sorted(pin),
+        "identical_rankings": _identical_rankings(results_of),
         "candidate_seconds": t_cand,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -279,7 +377,8 @@ def _summary(
     correction: str | None,
     alpha: float,
 ) -> pd.DataFrame:
-    means = per_query.pivot_table(index="system", columns="metric", values="value", aggfunc="mean")
+    # exact_mean, as the sweeps: one system scored here or in a sweep gives one number.
+    means = per_query.groupby(["system", "metric"], sort=False)["value"].agg(exact_mean).unstack()
     counts = per_query[per_query["metric"] == metrics[0]].groupby("system")["qid"].count()
     table = means.reindex(index=names, columns=metrics)
     table.insert(0, "n", counts.reindex(names).to_numpy())

@@ -165,14 +165,26 @@ class LabCandidates:
         return self.spans.has_evidence
 
 
+def default_lab_index_dir(dataset: Dataset) -> Path:
+    """``cache_dir("lab", f"{name}-{h}")`` with ``h`` = sha256(real path of the dataset
+    root)[:16]: one folder per dataset folder (two copies of a corpus do not share
+    indexes; the workspace's own name keeps the folder recognisable)."""
+    from memlab.paths import cache_dir
+
+    real = str(Path(dataset.root).expanduser().resolve())
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(dataset.name))
+    return cache_dir("lab", f"{safe}-{hashlib.sha256(real.encode()).hexdigest()[:16]}")
+
+
 class Lab:
     """A dataset with one index per workspace group and cached candidates.
 
     ``embedder``: an ``Embedder`` or a provider name (``"local"`` default,
     ``"hashing"``, ``"none"``); ``unit``: ``"chunk"`` (OpenClaw chunks) or
     ``"turn"`` (one line per chunk), or a ``ChunkerConfig``. Index files go
-    to ``index_dir`` (default ``DATASET_ROOT/.memlab-index``), named by group
-    and configuration, so a second run re-embeds nothing.
+    to ``index_dir`` (default ``default_lab_index_dir(dataset)``, in the user
+    cache: never inside the dataset's folder, which may be a user's own
+    workspace), named by group and configuration, so a second run re-embeds nothing.
     """
 
     def __init__(
@@ -196,7 +208,7 @@ class Lab:
         self.fts_tokenizer = fts_tokenizer
         self.fts_path_prefix = fts_path_prefix
         self.progress = progress
-        self.index_dir = Path(index_dir) if index_dir else Path(dataset.root) / ".memlab-index"
+        self.index_dir = Path(index_dir) if index_dir else default_lab_index_dir(dataset)
         self._indexes: dict[str, MemoryIndex] = {}
         self._cache: dict[tuple[Any, ...], LabCandidates] = {}
 

@@ -21,8 +21,9 @@ on a run DataFrame and ``evaluate_hits(hits, metrics)`` on arrays (sweeps).
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,7 @@ __all__ = [
     "budget_recall",
     "evaluate",
     "evaluate_hits",
+    "exact_mean",
     "mrr",
     "ndcg",
     "parse_metric",
@@ -46,6 +48,17 @@ __all__ = [
     "recall_any",
     "subtopic_recall",
 ]
+
+
+def exact_mean(values: Iterable[float]) -> float:
+    """The mean of per-query values as fsum(v) / n: the correctly rounded sum
+    (``math.fsum``) over the count, so it depends only on the values, never on
+    their order or grouping (numpy's pairwise sum and pandas' group means differ
+    from it, and from each other, in the last bit). Every table of means in the
+    lab (experiments, sweeps) uses it, so one system scored twice gives one number.
+    No values → NaN; a NaN value gives NaN."""
+    v = [float(x) for x in values]
+    return math.fsum(v) / len(v) if v else math.nan
 
 
 def _check_k(k: int, name: str = "k") -> int:
