@@ -32,6 +32,30 @@ ABSENT_RANK = -1
 PARALLEL_LEGS_MIN_ROWS = 5_000
 
 
+@dataclass(frozen=True)
+class RetrievalSpec:
+    """What a system needs from an index and from candidate generation: one value that
+    the CLI, the lab, the widgets and the benchmarks all honour (``Pipeline.retrieval_spec``).
+
+    ``keyword``/``vector``: the legs it reads; ``keyword_mode``: ``and`` (OpenClaw) or
+    ``or``; ``keyword_fallback``: per-keyword searches when the whole query finds nothing
+    (OpenClaw does it only without vectors); ``fts_tokenizer``: the FTS5 tokenizer of the
+    index it was defined on, or None for "whatever the index has". Two systems with equal
+    specs rank one shared candidate set (the deeper of their depths serves both).
+    """
+
+    keyword: bool
+    vector: bool
+    keyword_mode: str
+    keyword_fallback: bool
+    fts_tokenizer: str | None = None
+
+    @property
+    def candidate_key(self) -> tuple[str, bool]:
+        """What distinguishes two candidate sets of one index: (keyword_mode, fallback)."""
+        return self.keyword_mode, self.keyword_fallback
+
+
 def candidate_depth(max_results: int, candidate_multiplier: float, cap: int = 200) -> int:
     """Candidates per leg: min(cap, floor(max_results × candidate_multiplier)) (OpenClaw: 24)."""
     return min(cap, math.floor(max_results * candidate_multiplier))

@@ -37,7 +37,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -215,9 +215,21 @@ class ChunkTable:
     end_lines: np.ndarray
     mtimes: np.ndarray
     vectors: np.ndarray | None
+    # Columns derived from the ones above (decay times, neighbour maps, heading flags),
+    # computed once per table by the stage that needs them: see ``derived``.
+    derived_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.rowids)
+
+    def derived(self, key: Any, compute: Callable[[ChunkTable], Any]) -> Any:
+        """A column derived from this table, computed by ``compute(table)`` on first use
+        and kept with the table (keys name the quantity and its parameters, e.g.
+        ``("times", "exact")``). A table is immutable once loaded, so the value never
+        goes stale; a reloaded index has a new table and a fresh cache."""
+        if key not in self.derived_cache:
+            self.derived_cache[key] = compute(self)
+        return self.derived_cache[key]
 
     def positions(self, rowids: Sequence[int] | np.ndarray) -> np.ndarray:
         """Positions of the given chunk rowids (rowids are sorted ascending)."""

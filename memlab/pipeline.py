@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.candidates import CandidateSet, candidate_depth, now_seconds, retrieve
+from memlab.candidates import (
+    CandidateSet,
+    RetrievalSpec,
+    candidate_depth,
+    now_seconds,
+    retrieve,
+)
 from memlab.fusion import (
     NORMALIZATIONS,
     bm25_rank_to_score_array,
@@ -254,6 +260,21 @@ class Pipeline:
             return "vector"
         return "keyword"
 
+    def retrieval_spec(self, has_vectors: bool = True) -> RetrievalSpec:
+        """What this system needs from an index (``memlab.candidates.RetrievalSpec``).
+
+        ``has_vectors``: whether the index has an embedder. The keyword fallback, unless
+        set, is OpenClaw's rule: per-keyword searches only when no vector leg runs.
+        """
+        vec = bool(has_vectors and self.vector)
+        return RetrievalSpec(
+            keyword=self.keyword,
+            vector=self.vector,
+            keyword_mode=self.keyword_mode,
+            keyword_fallback=(not vec) if self.keyword_fallback is None else self.keyword_fallback,
+            fts_tokenizer=getattr(self, "fts_tokenizer", None),
+        )
+
     def retrieve(
         self,
         index: MemoryIndex,
@@ -272,11 +293,7 @@ class Pipeline:
             keyword=self.keyword,
             vector=self.vector,
             keyword_mode=self.keyword_mode,
-            keyword_fallback=(
-                not (index.has_vectors and self.vector)
-                if self.keyword_fallback is None
-                else self.keyword_fallback
-            ),
+            keyword_fallback=self.retrieval_spec(index.has_vectors).keyword_fallback,
             times=times,
         )
 
@@ -771,20 +788,22 @@ def _drop_reason(
 
 
 def chunk_times(table: ChunkTable, rule: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-chunk (timestamp seconds or NaN, evergreen) under a decay rule, cached on the table."""
-    cache: dict[str, tuple[np.ndarray, np.ndarray]] = table.__dict__.setdefault("_times", {})
-    if rule not in cache:
+    """Per-chunk (timestamp seconds or NaN, evergreen) under a decay rule (``file_timestamp``
+    once per (path, source, mtime)), kept with the table (``ChunkTable.derived``)."""
+
+    def compute(t: ChunkTable) -> tuple[np.ndarray, np.ndarray]:
         by_path: dict[tuple[str, str, float], tuple[float, bool]] = {}
-        ts = np.full(len(table), np.nan)
-        ev = np.zeros(len(table), dtype=bool)
-        for i, (p, src, m) in enumerate(zip(table.paths, table.sources, table.mtimes, strict=True)):
+        ts = np.full(len(t), np.nan)
+        ev = np.zeros(len(t), dtype=bool)
+        for i, (p, src, m) in enumerate(zip(t.paths, t.sources, t.mtimes, strict=True)):
             key = (p, src, m)
             if key not in by_path:
-                t, e = file_timestamp(str(p), float(m) if m else None, rule, source=str(src))
-                by_path[key] = (math.nan if t is None else t, e)
+                stamp, e = file_timestamp(str(p), float(m) if m else None, rule, source=str(src))
+                by_path[key] = (math.nan if stamp is None else stamp, e)
             ts[i], ev[i] = by_path[key]
-        cache[rule] = (ts, ev)
-    return cache[rule]
+        return ts, ev
+
+    return table.derived(("times", rule), compute)
 
 
 # ---------------------------------------------------------------------- presets

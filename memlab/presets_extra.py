@@ -75,10 +75,8 @@ def neighbor_positions(
     is "the chunk before / after in the file". Cached on the table.
     """
     key = tuple(int(o) for o in offsets) if offsets is not None else ()
-    cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = table.__dict__.setdefault(
-        "_neighbors", {}
-    )
-    if key not in cache:
+
+    def compute(table: ChunkTable) -> tuple[np.ndarray, np.ndarray]:
         n = len(table)
         prev = np.full(n, -1, dtype=np.int64)
         nxt = np.full(n, -1, dtype=np.int64)
@@ -97,8 +95,9 @@ def neighbor_positions(
             idx = np.nonzero(linked)[0]
             prev[idx + 1] = idx
             nxt[idx] = idx + 1
-        cache[key] = (prev, nxt)
-    return cache[key]
+        return prev, nxt
+
+    return table.derived(("neighbors", key), compute)
 
 
 def neighbor_scores(
@@ -138,10 +137,8 @@ def heading_chunks(cs: CandidateSet, positions: np.ndarray) -> np.ndarray:
     cached on it; negative positions (padding) are False.
     """
     table = cs.table
-    known: np.ndarray = table.__dict__.get("_heading_only")  # type: ignore[assignment]
-    if known is None or len(known) != len(table):
-        known = np.full(len(table), -1, dtype=np.int8)
-        table.__dict__["_heading_only"] = known
+    # −1 unknown, 0/1 known: filled lazily, only for positions that were candidates.
+    known: np.ndarray = table.derived("heading_only", lambda t: np.full(len(t), -1, dtype=np.int8))
     pos = np.asarray(positions, dtype=np.int64)
     flat = pos[pos >= 0]
     todo = np.unique(flat[known[flat] < 0]) if flat.size else flat

@@ -339,7 +339,7 @@ class Explorer:
 
     def _lab_candidates(self, p: Pipeline) -> LabCandidates:
         lab = self._lab_for(p)
-        km, kf = lab._cand_key(p)
+        km, kf = p.retrieval_spec(lab.embedder is not None).candidate_key
         need = self._needed_depth(p)
         lc = lab.candidates(
             max(need, min(self.prefetch_depth, p.max_candidates)),
@@ -354,11 +354,7 @@ class Explorer:
 
     def _free_candidates(self, p: Pipeline, query: str) -> CandidateSet:
         index = self._free_index(p)
-        kf = (
-            (not (index.has_vectors and p.vector))
-            if p.keyword_fallback is None
-            else bool(p.keyword_fallback)
-        )
+        kf = p.retrieval_spec(index.has_vectors).keyword_fallback
         key = (query, p.keyword_mode, kf, index.fts_tokenizer)
         cs = self._free.get(key)
         if cs is None or cs.depth < p.depth:

@@ -272,9 +272,7 @@ class Lab:
         return out
 
     def _cand_key(self, p: Pipeline) -> tuple[str, bool]:
-        has_vec = self.embedder is not None and p.vector
-        kf = (not has_vec) if p.keyword_fallback is None else bool(p.keyword_fallback)
-        return p.keyword_mode, kf
+        return p.retrieval_spec(self.embedder is not None).candidate_key
 
     def _retrieve(
         self, depth: int, keyword_mode: str, keyword_fallback: bool, vector: bool

@@ -1,0 +1,68 @@
+"""Every allowed-value list of memlab, in one place (one owner per list).
+
+A parameter, a command-line choice or a config key that takes one of a fixed
+set of values reads its set from here; nothing else spells a list out. This
+module imports nothing, so ``memlab --help`` can use it without loading the
+engine.
+"""
+
+from __future__ import annotations
+
+# --------------------------------------------------------------------- index
+# FTS5 tokenizers: the name a user gives → the FTS5 ``tokenize=`` argument.
+FTS_TOKENIZE: dict[str, str] = {
+    "unicode61": "unicode61",
+    "trigram": "trigram case_sensitive 0",
+    "porter": "porter unicode61",
+}
+FTS_TOKENIZERS: tuple[str, ...] = tuple(FTS_TOKENIZE)
+# Vector-leg engines (memlab.vectors): "numpy" the exact scan at memory speed; "faiss"
+# exact too; "fp16"/"sq8" quantised scans re-scored exactly; "ivf"/"hnsw" approximate.
+VECTOR_BACKENDS: tuple[str, ...] = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
+# Chunkers (memlab.chunking.ChunkerConfig.kind).
+CHUNKERS: tuple[str, ...] = ("openclaw", "openclaw-exact", "heading", "line")
+# Lab units: OpenClaw chunks, or one line (a dialog turn) per unit.
+UNITS: tuple[str, ...] = ("chunk", "turn")
+# Index sources (OpenClaw's memorySearch.sources).
+SOURCES: tuple[str, ...] = ("memory", "sessions")
+
+# ----------------------------------------------------------------- embedders
+# Providers memlab can run (memlab.embed.resolve_embedder).
+EMBED_PROVIDERS: tuple[str, ...] = ("auto", "local", "hashing", "openai", "none")
+# Providers OpenClaw's config accepts (memorySearch.provider); the last three are
+# OpenClaw's own remote providers, which memlab does not implement.
+CONFIG_PROVIDERS: tuple[str, ...] = (*EMBED_PROVIDERS, "gemini", "voyage", "mistral")
+# --embedder choices of the engine commands (openai comes from --config).
+CLI_EMBEDDERS: tuple[str, ...] = ("auto", "local", "hashing", "none")
+# --embedder choices of the lab commands.
+LAB_EMBEDDERS: tuple[str, ...] = ("local", "hashing", "none")
+
+# ------------------------------------------------------------------ pipeline
+KEYWORD_MODES: tuple[str, ...] = ("and", "or")
+FUSION_METHODS: tuple[str, ...] = (
+    "wsum",
+    "rrf",
+    "combsum",
+    "combmnz",
+    "combmax",
+    "vector",
+    "keyword",
+)
+TEXT_SOURCES: tuple[str, ...] = ("bm25map", "bm25")
+NORMALIZATIONS: tuple[str, ...] = (
+    "none",
+    "minmax",
+    "theoretical",
+    "zscore",
+    "rank",
+    "sigmoid",
+    "max",
+    "sum",
+)
+DECAY_RULES: tuple[str, ...] = ("off", "exact", "latest")
+DECAY_KINDS: tuple[str, ...] = ("exponential", "qmd")
+MMR_KINDS: tuple[str, ...] = ("off", "jaccard", "embedding")
+CITATION_MODES: tuple[str, ...] = ("auto", "on", "off")
+
+# ----------------------------------------------------------------------- lab
+DATASETS: tuple[str, ...] = ("synthetic", "locomo", "longmemeval", "folder")
