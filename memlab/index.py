@@ -215,6 +215,10 @@ class ChunkTable:
     end_lines: np.ndarray
     mtimes: np.ndarray
     vectors: np.ndarray | None
+    # Which source index each chunk comes from when tables of several indexes are
+    # concatenated (a lab's groups): int64 [N], or None for one index. Chunks of two
+    # segments are never neighbours, even when their paths are equal.
+    segments: np.ndarray | None = None
     # Columns derived from the ones above (decay times, neighbour maps, heading flags),
     # computed once per table by the stage that needs them: see ``derived``.
     derived_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)

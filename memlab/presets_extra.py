@@ -68,8 +68,8 @@ def neighbor_positions(
     """Each chunk's previous and next chunk in the same file: (prev [N], next [N]), −1 = none.
 
     Chunk p−1 is the previous neighbour of p (and p its next) when both are in
-    the same segment (``offsets`` are the first table positions of the merged
-    indexes of a lab; None = one index), have the same path, and p starts
+    the same segment (``ChunkTable.segments`` of a lab's merged table; or
+    ``offsets``, the first table positions of the merged indexes; neither = one index), have the same path, and p starts
     after p−1 starts and at most one line after p−1 ends (adjacent lines, or
     overlapping chunks). Tables list each file's chunks in line order, so this
     is "the chunk before / after in the file". Cached on the table.
@@ -81,10 +81,13 @@ def neighbor_positions(
         prev = np.full(n, -1, dtype=np.int64)
         nxt = np.full(n, -1, dtype=np.int64)
         if n > 1:
-            seg = np.zeros(n, dtype=np.int64)
-            starts = [o for o in key if 0 < o < n]
-            seg[starts] = 1
-            seg = np.cumsum(seg)
+            if key or table.segments is None:
+                seg = np.zeros(n, dtype=np.int64)
+                starts = [o for o in key if 0 < o < n]
+                seg[starts] = 1
+                seg = np.cumsum(seg)
+            else:
+                seg = np.asarray(table.segments, dtype=np.int64)
             s, e = table.start_lines, table.end_lines
             linked = (
                 (table.paths[1:] == table.paths[:-1])
@@ -199,7 +202,7 @@ class ContextPipeline(Pipeline):
         valid, final = st["valid"], st["final"]
         term = np.zeros(final.shape, dtype=np.float64)
         if (self.neighbor_prev > 0 or self.neighbor_next > 0) and valid.any():
-            prev, nxt = neighbor_positions(cs.table, getattr(cs.index, "offsets", None))
+            prev, nxt = neighbor_positions(cs.table)  # segments: the table knows them
             n = len(cs.table)
             fp = neighbor_scores(cs.pos, final, valid, prev, n)
             fn = neighbor_scores(cs.pos, final, valid, nxt, n)

@@ -90,6 +90,7 @@ def merge_tables(tables: Sequence[ChunkTable]) -> ChunkTable:
         end_lines=np.concatenate([t.end_lines for t in tables]),
         mtimes=np.concatenate([t.mtimes for t in tables]),
         vectors=vectors,
+        segments=np.repeat(np.arange(len(tables), dtype=np.int64), [len(t) for t in tables]),
     )
 
 
