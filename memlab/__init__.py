@@ -28,7 +28,7 @@ _EXPORTS = {
     "retrieve": "memlab.candidates",
     "Chunk": "memlab.chunking",
     "ChunkerConfig": "memlab.chunking",
-    "chunk_headings": "memlab.headings",
+    "chunk_headings": "memlab.chunking",
     "chunk_lines": "memlab.chunking",
     "chunk_markdown": "memlab.chunking",
     "estimate_chars": "memlab.chunking",

@@ -13,10 +13,18 @@ import difflib
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+
+from memlab.vocab import (
+    CITATION_MODES,
+    CONFIG_PROVIDERS,
+    EMBED_PROVIDERS,
+    FTS_TOKENIZERS,
+    SOURCES,
+)
 
 DEFAULT_CONFIG_PATH = Path("~/.openclaw/openclaw.json")
 
@@ -90,12 +98,10 @@ IGNORED_KEYS: tuple[str, ...] = (
     "sync.sessions.postCompactionForce",
 )
 
-PROVIDERS = ("auto", "local", "openai", "hashing", "none", "gemini", "voyage", "mistral")
+# The allowed values live in memlab.vocab; the names stay importable from here.
+PROVIDERS = CONFIG_PROVIDERS
 # Providers memlab can build (memlab.embed.select); the others are OpenClaw's own clients.
-MEMLAB_PROVIDERS = ("auto", "local", "openai", "hashing", "none")
-FTS_TOKENIZERS = ("unicode61", "trigram", "porter")
-CITATION_MODES = ("auto", "on", "off")
-SOURCES = ("memory", "sessions")
+MEMLAB_PROVIDERS = EMBED_PROVIDERS
 MAX_CANDIDATES = 200
 
 
@@ -322,6 +328,75 @@ def provider_problem(cfg: MemorySearchConfig) -> str | None:
             f"https://api.openai.com/v1, got {url!r}"
         )
     return None
+
+
+def index_options(
+    cfg: MemorySearchConfig,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    chunker_kind: str | None = None,
+    chunk_tokens: int | None = None,
+    chunk_overlap: int | None = None,
+    db_path: str | os.PathLike[str] | None = None,
+    fts_tokenizer: str | None = None,
+    extra: Sequence[str] = (),
+    **overrides: Any,
+) -> dict[str, Any]:
+    """The ``MemoryIndex`` keyword arguments of OpenClaw settings: the one translation
+    from config to index, used by ``MemoryIndex.from_config`` and the command line.
+
+    From ``cfg``: the embedder (``resolve_embedder(provider, model, remote, fallback)``
+    with ``remote`` = {base_url, api_key, headers} when ``remote.baseUrl`` is set and
+    ``fallback`` None for ``"none"``), ``db_path`` (only the one given: ``store.path`` is
+    OpenClaw's own database, which memlab never opens), the chunker
+    (``ChunkerConfig(kind, chunking.tokens, chunking.overlap)``, kind ``openclaw``),
+    ``extra_paths``, ``sources``, ``fts_tokenizer``, ``cache_enabled``, ``cache_max_entries``.
+
+    The named arguments override one setting each, None meaning "the config's":
+    ``provider`` and ``model`` (``or``: an empty string is the config's too; a
+    ``provider`` given here is built without the config's ``fallback``, as a user who
+    names an embedder asks for that one), ``chunker_kind``, ``chunk_tokens``,
+    ``chunk_overlap``, ``db_path``, ``fts_tokenizer``; ``extra`` paths are added after
+    the config's ``extraPaths``. Any other keyword is a ``MemoryIndex`` argument and wins
+    as given (``embedder=...`` skips building one; ``chunker=``, ``extra_paths=`` replace).
+    Building the embedder reads no model (construction is lazy), but an unusable
+    provider raises here (``EmbeddingError``/``ValueError``).
+    """
+    from memlab.chunking import ChunkerConfig
+
+    options: dict[str, Any] = {}
+    if "embedder" not in overrides:  # built first: its errors come before the chunker's
+        from memlab.embed import resolve_embedder
+
+        remote = None
+        if cfg.remote_base_url:
+            remote = {
+                "base_url": cfg.remote_base_url,
+                "api_key": cfg.remote_api_key,
+                "headers": cfg.remote_headers,
+            }
+        fallback = None if provider or cfg.fallback == "none" else cfg.fallback
+        options["embedder"] = resolve_embedder(
+            provider or cfg.provider, model=model or cfg.model, remote=remote, fallback=fallback
+        )
+    options.update(
+        # Never cfg.store_path: that is OpenClaw's own database (its schema, its agent's
+        # memory); memlab keeps its index in the user cache unless --db names one.
+        db_path=db_path,
+        chunker=ChunkerConfig(
+            chunker_kind or "openclaw",
+            chunk_tokens if chunk_tokens is not None else cfg.chunk_tokens,
+            chunk_overlap if chunk_overlap is not None else cfg.chunk_overlap,
+        ),
+        extra_paths=[*cfg.extra_paths, *extra],
+        sources=cfg.sources,
+        fts_tokenizer=fts_tokenizer or cfg.fts_tokenizer,
+        cache_enabled=cfg.cache_enabled,
+        cache_max_entries=cfg.cache_max_entries,
+    )
+    options.update(overrides)
+    return options
 
 
 def _tree(paths: list[tuple[str, ...]]) -> dict[str, Any]:

@@ -372,8 +372,7 @@ def run_demo(
     counts = ds.queries["category"].value_counts().sort_index()
     say(f"      {len(ds.queries)} questions: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
-    from memlab.embed import resolve_embedder
-    from memlab.presets_extra import CachedEmbedder
+    from memlab.embed import CachedEmbedder, resolve_embedder
 
     # Query vectors persist under --out (index/vectors): a second run embeds no question.
     cached = CachedEmbedder(resolve_embedder(embedder), out / "index" / "vectors")

@@ -1,8 +1,9 @@
-"""Errors and exit codes shared by memlab's command-line modules.
+"""Errors and exit codes shared by memlab's command-line modules (``memlab.cli.*``).
 
-Kept in its own module so that ``python -m memlab.cli`` (where ``memlab.cli``
-runs as ``__main__``) and ``memlab.labcli`` raise and catch the same class.
-The exit codes are documented in docs/cli.md.
+Kept outside the ``memlab.cli`` package, with no imports, so that any module
+(the engine commands, the lab commands, a future server) raises and catches
+the same class without loading the command line. The exit codes are
+documented in docs/cli.md.
 """
 
 from __future__ import annotations

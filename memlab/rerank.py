@@ -87,7 +87,9 @@ def decay_multiplier(age_days: float, half_life_days: float = DEFAULT_HALF_LIFE_
     age = float(age_days)
     if h is None or not math.isfinite(age):
         return 1.0
-    return math.exp(-math.log(2) / h * max(0.0, age))
+    # numpy's exp, not math.exp: the two differ in the last bit for some arguments, and the
+    # scalar and array forms (the pipeline's) must agree exactly.
+    return float(np.exp(-math.log(2) / h * max(0.0, age)))
 
 
 def decay_multiplier_array(

@@ -39,6 +39,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from memlab.vocab import VECTOR_BACKENDS
+
 __all__ = [
     "ENGINES",
     "ExactNumpy",
@@ -52,7 +54,8 @@ __all__ = [
     "recall_at_k",
 ]
 
-ENGINES = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
+# The engine names are owned by memlab.vocab (VECTOR_BACKENDS, the vector_backend choices).
+ENGINES = VECTOR_BACKENDS
 # Query-block size of the numpy scan: [block, N] float32 scores held at once.
 SCORE_BLOCK_BYTES = 256 * 2**20
 # Below this many rows one thread scans faster than two (thread hand-off costs more).

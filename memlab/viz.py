@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from memlab.eval.relevance import relevant_results
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -643,27 +645,13 @@ def mark_relevant(run: pd.DataFrame, evidence: pd.DataFrame) -> pd.DataFrame:
     A result is relevant when an evidence span of the same ``qid`` and ``path``
     overlaps its line range: ``start_line <= span.end_line and span.start_line
     <= end_line`` (spans with ``grade < 1`` do not count). Works for any chunker
-    and for multi-workspace datasets, whose qids are unique across groups.
+    and for multi-workspace datasets, whose qids are unique across groups. The
+    judgement is ``memlab.eval.relevance.relevant_results`` (the rule every metric
+    uses); a missing column raises ``ValueError``.
     """
-    need = {"qid", "path", "start_line", "end_line"}
-    for name, frame in (("run", run), ("evidence", evidence)):
-        if not need <= set(frame.columns):
-            raise ValueError(f"{name} needs columns {sorted(need)}")
-    ev = evidence
-    if "grade" in ev.columns:
-        ev = ev[ev["grade"] >= 1]
+    relevant = relevant_results(run, evidence)
     out = run.copy()
-    by_key: dict[tuple[str, str], list[tuple[int, int]]] = {}
-    for q, p, s, e in zip(
-        ev["qid"].astype(str), ev["path"].astype(str), ev["start_line"], ev["end_line"], strict=True
-    ):
-        by_key.setdefault((q, p), []).append((int(s), int(e)))
-    out["relevant"] = [
-        any(s <= int(e1) and int(s1) <= e for s, e in by_key.get((str(q), str(p)), ()))
-        for q, p, s1, e1 in zip(
-            out["qid"], out["path"], out["start_line"], out["end_line"], strict=True
-        )
-    ]
+    out["relevant"] = relevant.tolist()
     return out
 
 

@@ -128,11 +128,10 @@ class Explorer:
         if preset not in PRESETS:
             raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
         if isinstance(source, Dataset):
-            from memlab.presets_extra import PresetLab
-
-            # As `memlab eval` and the benchmarks: each system on the index it is defined
-            # for (memlab-best on its porter index, openclaw on unicode61).
-            source = PresetLab(source, embedder=embedder, progress=False)
+            # As `memlab eval` and the benchmarks: a Lab runs each system on the index it
+            # is defined for (memlab-best on its porter index, openclaw on unicode61),
+            # with the vectors cached.
+            source = Lab(source, embedder=embedder, progress=False, cache_vectors=True)
         self.lab: Lab | None = source if isinstance(source, Lab) else None
         self.index: MemoryIndex | None = None if self.lab is not None else source  # type: ignore[assignment]
         self.metric_names = [parse_metric(m).name for m in metrics]
@@ -326,25 +325,11 @@ class Explorer:
             depth = max(depth, p.at_k(metric_depth(self.metric_names)).depth)
         return depth
 
-    def _lab_for(self, p: Pipeline) -> Lab:
-        """The lab whose index ``p`` runs on: a `PresetLab`'s sibling with the tokenizer the
-        system declares (``fts_tokenizer``), else the lab itself (as ``run_experiment``)."""
-        from memlab.presets_extra import PresetLab
-
-        assert self.lab is not None
-        tok = getattr(p, "fts_tokenizer", None)
-        if tok and isinstance(self.lab, PresetLab):
-            return self.lab.sibling(tok)
-        return self.lab
-
     def _lab_candidates(self, p: Pipeline) -> LabCandidates:
-        lab = self._lab_for(p)
-        km, kf = p.retrieval_spec(lab.embedder is not None).candidate_key
+        assert self.lab is not None
         need = self._needed_depth(p)
-        lc = lab.candidates(
-            max(need, min(self.prefetch_depth, p.max_candidates)),
-            keyword_mode=km,
-            keyword_fallback=kf,
+        lc = self.lab.candidates_for_system(
+            p, max(need, min(self.prefetch_depth, p.max_candidates))
         )
         # The Lab hands back the same object while its cache serves the request.
         if id(lc) not in self._seen:
@@ -377,7 +362,7 @@ class Explorer:
             group = str(q.loc[q["qid"] == self.question.value, "group"].iloc[0])
         elif self.lab.dataset.workspaces:
             group = next(iter(self.lab.dataset.workspaces))
-        return self._lab_for(p).index(group)
+        return self.lab.lab_for(p).index(group)
 
     # ------------------------------------------------------------------ rendering
     def refresh(self) -> None:

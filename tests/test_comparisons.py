@@ -79,3 +79,17 @@ def test_bench_unknown_name_lists_the_benchmarks(capsys: pytest.CaptureFixture[s
     assert main(["bench", "nope"]) == 2
     err = capsys.readouterr().err
     assert "no benchmark 'nope'" in err and "choose from sweep_speed, search_latency" in err
+
+
+@pytest.mark.parametrize("child", [1, 2, 130, -9])
+def test_bench_reports_a_failed_benchmark_as_a_runtime_failure(
+    child: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A benchmark that exits non-zero or is killed by a signal (a negative code) makes
+    `memlab bench` exit 1 (docs/cli.md), never 0 and never the child's own code."""
+    import subprocess
+
+    codes = iter([0, child, 0, 0])
+    monkeypatch.setattr(subprocess, "call", lambda cmd: next(codes))
+    assert main(["bench"]) == 1
+    assert "== quality" in capsys.readouterr().out  # the others still ran

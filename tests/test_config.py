@@ -182,3 +182,57 @@ def test_provider_problem_names_key_and_fix() -> None:
     gem = provider_problem(MemorySearchConfig(provider="gemini"))
     assert gem is not None and "does not implement" in gem
     assert provider_problem(MemorySearchConfig()) is None
+
+
+def test_index_options_is_the_one_config_to_index_translation() -> None:
+    from memlab.chunking import ChunkerConfig
+    from memlab.config import index_options
+    from memlab.embed import FallbackEmbedder, HashingEmbedder
+
+    cfg = MemorySearchConfig(
+        provider="hashing",
+        store_path="/tmp/memlab-x.sqlite",
+        extra_paths=("notes",),
+        chunk_tokens=200,
+        chunk_overlap=20,
+        fts_tokenizer="porter",
+        cache_enabled=False,
+        cache_max_entries=10,
+    )
+    opts = index_options(cfg)
+    assert isinstance(opts.pop("embedder"), HashingEmbedder)
+    assert opts == {
+        # store.path is OpenClaw's own database: never memlab's index (issue 13, item 5)
+        "db_path": None,
+        "chunker": ChunkerConfig("openclaw", 200, 20),
+        "extra_paths": ["notes"],
+        "sources": ("memory",),
+        "fts_tokenizer": "porter",
+        "cache_enabled": False,
+        "cache_max_entries": 10,
+    }
+    # each named override replaces one setting; extra paths add; other keywords win as given
+    over = index_options(
+        cfg,
+        provider="none",
+        chunker_kind="line",
+        chunk_tokens=100,
+        db_path="b.sqlite",
+        extra=["more"],
+        fts_tokenizer="trigram",
+        vector_backend="faiss",
+    )
+    assert over["embedder"] is None and over["chunker"] == ChunkerConfig("line", 100, 20)
+    assert (over["db_path"], over["extra_paths"], over["fts_tokenizer"]) == (
+        "b.sqlite",
+        ["notes", "more"],
+        "trigram",
+    )
+    assert over["vector_backend"] == "faiss"
+    assert index_options(cfg, embedder=None)["embedder"] is None
+    # the config's fallback wraps the config's provider, not one named on the command line
+    remote = MemorySearchConfig(
+        provider="openai", remote_base_url="http://127.0.0.1:9/v1", fallback="hashing"
+    )
+    assert isinstance(index_options(remote)["embedder"], FallbackEmbedder)
+    assert isinstance(index_options(remote, provider="hashing")["embedder"], HashingEmbedder)

@@ -345,7 +345,7 @@ def test_bad_parameters() -> None:
 def test_table_loads_in_batches_and_engine_follows_syncs(
     small_workspace: Path, hashing, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memlab.index as index_mod
+    import memlab.store.table as index_mod
 
     idx = make(small_workspace, hashing)
     idx.sync()
@@ -397,7 +397,7 @@ class _Cursor:
 def test_table_load_is_one_snapshot_and_never_pins_the_connection(
     small_workspace: Path, hashing, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memlab.index as index_mod
+    import memlab.store.table as index_mod
 
     idx = make(small_workspace, hashing)
     idx.sync()

@@ -11,16 +11,15 @@ import pytest
 
 from memlab.chunking import ChunkerConfig
 from memlab.datasets.base import Dataset
-from memlab.embed import HashingEmbedder
+from memlab.embed import CachedEmbedder, HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.fastsweep import fast_path_reason
+from memlab.eval.lab import PresetLab
 from memlab.eval.sweep import sweep
 from memlab.index import ChunkTable, MemoryIndex
 from memlab.pipeline import PRESETS, Pipeline, preset
 from memlab.presets_extra import (
-    CachedEmbedder,
     ContextPipeline,
-    PresetLab,
     heading_chunks,
     memlab_best,
     memlab_best_chunk,

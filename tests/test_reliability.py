@@ -117,7 +117,7 @@ def test_memlab_index_reports_the_rebuild(built: dict) -> None:
 
 def test_a_lock_held_too_long_is_not_corruption(built: dict, monkeypatch) -> None:
     ws, db = built["ws"], built["db"]
-    monkeypatch.setattr("memlab.index.BUSY_TIMEOUT", 0.3)
+    monkeypatch.setattr("memlab.store.schema.BUSY_TIMEOUT", 0.3)
     with (ws / "memory/2026-01-01.md").open("a") as fh:
         fh.write("- one more line\n")
     other = sqlite3.connect(db, isolation_level=None)

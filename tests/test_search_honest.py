@@ -26,6 +26,8 @@ import pytest
 from memlab.embed import EmbeddingError, HashingEmbedder
 from memlab.index import MemoryIndex
 from tests.conftest import write
+from tests.test_embed_http import Server, status
+from tests.test_embed_http import server as http_server  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +85,7 @@ def test_unchanged_workspace_costs_a_stat_per_file(
     assert r is not None and r.files_changed == 0 and r.embedded == 0
     assert idx.stale_files() == []  # the new mtime was recorded: no sync on every search
 
-    import memlab.index as index_mod
+    import memlab.store.sync as index_mod
 
     def no_reads(*a: object, **k: object) -> None:
         raise AssertionError("an unchanged workspace must not be read, only stat'ed")
@@ -315,3 +317,30 @@ def test_failing_provider_falls_back_the_same_way_in_every_output(
 
     code, _, err = run(*base, "--preset", "vector")  # no keyword leg to fall back on
     assert code == 1 and "provider down (simulated)" in err
+
+
+def test_remote_embedder_down_still_answers_by_keyword(
+    http_server: Server,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """A remote provider that is down: naming and checking the index sends no request, the
+    sync of an edited file fails and is reported, and the search falls back to keywords."""
+    server = http_server
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "# Infra\nThe gateway runs on apollo.\n")
+    cfg = tmp_path / "openclaw.json"
+    search = {"provider": "openai", "remote": {"baseUrl": server.url, "apiKey": "k"}}
+    cfg.write_text(json.dumps({"agents": {"defaults": {"memorySearch": search}}}))
+    code, out, _ = run("search", str(ws), "gateway apollo", "--config", str(cfg))
+    assert code == 0 and "MEMORY.md" in out
+    server.default = status(503, "down for maintenance")
+    with (ws / "MEMORY.md").open("a") as fh:
+        fh.write("Backups go to hermes.\n")
+    n_before = len(server.requests)
+    code, out, err = run("search", str(ws), "gateway apollo", "--config", str(cfg))
+    assert code == 0, err
+    assert "MEMORY.md" in out
+    assert "keyword" in err and "MEMORY.md" in err  # the fallback and the stale file
+    assert len(server.requests) > n_before  # it did try the provider
+    code, out, err = run("search", str(ws), "gateway", "--config", str(cfg), "--json")
+    assert code == 0 and json.loads(out)["results"]

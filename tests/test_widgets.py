@@ -33,13 +33,15 @@ def lab(data, monkeypatch: pytest.MonkeyPatch) -> Lab:
     ds, index_dir = data
     lab = Lab(ds, embedder=EMBEDDER, index_dir=index_dir, progress=False)
     lab.calls = []  # type: ignore[attr-defined]
-    real = lab._retrieve
+    real = lab.retrieve
 
-    def counting(depth, keyword_mode, keyword_fallback, vector):
+    def counting(depth, *, keyword_mode, keyword_fallback, vector):
         lab.calls.append((depth, keyword_mode))  # type: ignore[attr-defined]
-        return real(depth, keyword_mode, keyword_fallback, vector)
+        return real(
+            depth, keyword_mode=keyword_mode, keyword_fallback=keyword_fallback, vector=vector
+        )
 
-    monkeypatch.setattr(lab, "_retrieve", counting)
+    monkeypatch.setattr(lab, "retrieve", counting)
     return lab
 
 

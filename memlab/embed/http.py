@@ -167,6 +167,11 @@ class OpenAIEmbedder:
         )
 
     @property
+    def known_dimensions(self) -> int | None:
+        """The vector width if known (given, or fixed by a response), without a request."""
+        return self._dimensions
+
+    @property
     def dimensions(self) -> int:
         """Vector width: the constructor's value, else the one fixed by the first response.
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from memlab.vocab import EMBED_PROVIDERS
+
 from .base import Embedder, EmbeddingError
 from .hashing import HashingEmbedder
 from .http import OpenAIEmbedder
@@ -25,7 +27,7 @@ __all__ = ["PROVIDERS", "FallbackEmbedder", "resolve_embedder"]
 
 log = logging.getLogger(__name__)
 
-PROVIDERS = ("auto", "local", "hashing", "openai", "none")
+PROVIDERS = EMBED_PROVIDERS  # the list lives in memlab.vocab; the name stays importable here
 _DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 _HASHING_MODEL_RE = re.compile(r"^hashing-(\d+)$")
 # Spellings accepted in a `remote` mapping: OpenClaw's camelCase and Python's snake_case.
@@ -73,6 +75,12 @@ class FallbackEmbedder:
     def model(self) -> str:
         """Model name of the active embedder."""
         return self.active.model
+
+    @property
+    def known_dimensions(self) -> int | None:
+        """The active embedder's width if known without a request (see ``dimensions``)."""
+        a = self.active
+        return a.known_dimensions if hasattr(a, "known_dimensions") else a.dimensions
 
     @property
     def dimensions(self) -> int:

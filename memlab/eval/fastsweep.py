@@ -11,20 +11,23 @@ computes that once and then, for all S settings together:
    (K = max_results) under some setting (``skyline_keep``; only when the
    fused score is monotone in both legs and no decay reorders them);
 2. fuses every setting on the pruned [Q, C'] arrays: weighted sum and RRF
-   with their operands prepared once (the same float operations in the same
-   order as ``memlab.fusion.weighted_sum`` / ``rrf``, so bit-identical), other
-   fusions with the pipeline's own ``Pipeline._fuse``;
-3. sorts and selects all S·Q rows in one batch (``select_rows``: stable
-   order, ties in insertion order, ``min_score``, OpenClaw's relaxed keyword
-   fallback, the "keyword-only hits fill spare slots" rule);
+   with their operands prepared once (``memlab.stages.legs.fusion_operands``,
+   the very function `Pipeline.scores` fuses with, so bit-identical), other
+   fusions with the fusion stage's ``fuse_legs``;
+3. sorts and selects each setting's Q rows with the selection stage's
+   ``select_rows`` (the one `Pipeline.rank` uses: stable order, ties in
+   insertion order, ``min_score``, OpenClaw's relaxed keyword fallback, the
+   "keyword-only hits fill spare slots" rule);
 4. evaluates metrics only for (setting, query) rows whose ranking differs
    from the previous setting's, and copies the rest.
 
 The results are identical, value for value, to the general path (tested in
-``tests/test_fastsweep.py``). Settings the fast path cannot reproduce —
-MMR (a greedy per-query loop), keyword-only or vector-only mode, a grid over
-any other parameter — go through the general path; ``fast_path_reason``
-says why.
+``tests/test_fastsweep.py``). The fast path asks each system which stages
+it runs (``Pipeline.active_stages``) and covers those in ``FAST_STAGES``.
+Settings it cannot reproduce — MMR (a greedy per-query loop), the context
+stages (a neighbour's score feeds a chunk's), a registered stage, a subclass,
+keyword-only or vector-only mode, a grid over any other parameter — go
+through the general path; ``fast_path_reason`` says why.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ import numpy as np
 from memlab.candidates import CandidateSet
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanHits
-from memlab.fusion import RRF_BONUS_FIRST, RRF_BONUS_TOP3, clamp_weights
+from memlab.fusion import clamp_weights
+from memlab.stages.legs import fuse_legs, fusion_operands
+from memlab.stages.selection import select_rows  # re-exported: its old home
 
 if TYPE_CHECKING:
     from memlab.eval.lab import LabCandidates
@@ -54,6 +59,9 @@ __all__ = [
     "skyline_keep",
 ]
 
+# The stages the fast path reproduces (``Pipeline.active_stages``); decay is a
+# multiplier computed once for all settings.
+FAST_STAGES = frozenset({"legs", "normalize", "fusion", "decay", "selection"})
 # Parameters that may differ between the settings of one fast sweep.
 SWEEPABLE = frozenset({"vector_weight", "text_weight", "rrf_k", "min_score"})
 # Fusions whose score is monotone (non-decreasing) in each leg, so that a
@@ -86,29 +94,30 @@ class SettingsRanking:
 def fast_path_reason(cs: CandidateSet, systems: Sequence[Pipeline]) -> str | None:
     """Why ``systems`` cannot share one vectorised pass over ``cs`` (None = they can).
 
-    Requirements: at least one system; hybrid mode (both legs, vectors
-    present); MMR off (its greedy per-query loop is inherently sequential);
-    every parameter except those in ``SWEEPABLE`` (and ``name``) equal across
-    systems.
+    Requirements: at least one system; no subclass with methods of its own;
+    hybrid mode (both legs, vectors present); only the stages of
+    ``FAST_STAGES`` on (``Pipeline.active_stages``: MMR's greedy per-query
+    loop is inherently sequential, the context stages read other candidates'
+    scores); every parameter except those in ``SWEEPABLE`` (and ``name``)
+    equal across systems.
     """
     if not systems:
         return "no settings"
-    from memlab.pipeline import Pipeline
-
-    own = (
-        type(s).scores is not Pipeline.scores
-        or type(s).rank is not Pipeline.rank
-        or type(s)._fuse is not Pipeline._fuse
-        for s in systems
-    )
-    if any(own):
+    if any("subclass" in s.active_stages() for s in systems):
         return "a Pipeline subclass with stages of its own (scored one setting at a time)"
     base = systems[0]
     mode = base.mode(cs)
     if mode != "hybrid":
         return f"{mode}-only mode (the fast path covers hybrid fusion)"
-    if base.mmr != "off":
+    on = base.active_stages(mode)
+    if "mmr" in on:
         return "MMR re-orders each list greedily, one query at a time"
+    other = [n for n in on if n not in FAST_STAGES]
+    if other:
+        return (
+            f"stage(s) {', '.join(other)} outside the fast path "
+            f"(it covers {', '.join(sorted(FAST_STAGES))}; scored one setting at a time)"
+        )
     names = [f.name for f in fields(base) if f.name not in SWEEPABLE and f.name != "name"]
     ref = [getattr(base, k) for k in names]
     for s in systems[1:]:
@@ -150,125 +159,6 @@ def skyline_keep(
     n_text = np.count_nonzero(beats & has_text[:, :, None], axis=1)
     keep[:, tail] &= (n_all < k) | (has_text[:, tail] & (n_text < k))
     return keep
-
-
-def select_rows(
-    final: np.ndarray,
-    valid: np.ndarray,
-    has_text: np.ndarray,
-    *,
-    min_score: np.ndarray | float,
-    max_results: int,
-    relaxed_threshold: np.ndarray | float | None,
-    fill_keyword_only: bool = False,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """OpenClaw's selection (spec section 5, steps 6 and 8) for R independent rows.
-
-    Per row: stable sort of the valid candidates by ``final`` descending (ties
-    keep column order); keep those with ``final >= min_score``, cut to
-    ``max_results``. If none passes and ``relaxed_threshold`` is given, take
-    the keyword-leg candidates (``has_text``) with ``final >=
-    relaxed_threshold`` instead (OpenClaw: threshold = min(minScore,
-    textWeight)). With ``fill_keyword_only``, keyword-leg candidates not yet
-    chosen fill the slots left, in ranked order, after the chosen ones.
-
-    ``min_score`` and ``relaxed_threshold`` are scalars or per-row arrays [R].
-    Returns ``(columns, scores, selected_by)``, each [R, max_results]: the
-    chosen columns in result order (−1 = empty), their scores (NaN empty),
-    and how each was chosen (0 strict, 1 relaxed, 2 fill, −1 empty). Equal to
-    ``Pipeline.rank`` in hybrid mode without MMR (tested).
-    """
-    r, width = final.shape
-    kmax = int(max_results)
-    ms = np.broadcast_to(np.asarray(min_score, dtype=np.float64), (r,))
-    thr = None
-    if relaxed_threshold is not None:
-        thr = np.broadcast_to(np.asarray(relaxed_threshold, dtype=np.float64), (r,))
-    nan = np.isnan(final)
-    odd = valid & nan  # never produced by Pipeline.scores; handled exactly anyway
-    key = -final
-    key[~valid] = np.inf
-    if odd.any():
-        key[odd] = 0.0
-    order = np.argsort(key, axis=1, kind="stable")
-    cols = np.full((r, kmax), -1, dtype=np.int64)
-    scores = np.full((r, kmax), np.nan)
-    sel = np.full((r, kmax), -1, dtype=np.int64)
-    # Strict rows: the passing candidates are a prefix of the order (valid ones
-    # come first, by descending score), so only the first k positions matter.
-    k = min(kmax, width)
-    top = order[:, :k]
-    flat = top + (np.arange(r) * width)[:, None]
-    t_final = final.ravel()[flat]
-    passes = valid.ravel()[flat] & (t_final >= ms[:, None])
-    cols[:, :k] = np.where(passes, top, -1)
-    scores[:, :k] = np.where(passes, t_final, np.nan)
-    sel[:, :k] = np.where(passes, 0, -1)
-    if fill_keyword_only or odd.any():
-        full = np.arange(r)
-    elif thr is not None:
-        full = np.flatnonzero(~passes[:, 0]) if k else np.arange(r)
-    else:
-        full = np.empty(0, dtype=np.int64)
-    if full.size:
-        c, sc, se = _select_full(
-            final[full],
-            valid[full],
-            has_text[full],
-            order[full],
-            ms[full],
-            None if thr is None else thr[full],
-            kmax,
-            fill_keyword_only,
-        )
-        cols[full], scores[full], sel[full] = c, sc, se
-    return cols, scores, sel
-
-
-def _select_full(
-    final: np.ndarray,
-    valid: np.ndarray,
-    has_text: np.ndarray,
-    order: np.ndarray,
-    ms: np.ndarray,
-    thr: np.ndarray | None,
-    kmax: int,
-    fill_keyword_only: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``select_rows`` over whole rows (relaxed fallback, keyword fill), given the order."""
-    r, width = final.shape
-    s_valid = np.take_along_axis(valid, order, axis=1)
-    s_final = np.take_along_axis(np.where(np.isnan(final), -np.inf, final), order, axis=1)
-    s_text = np.take_along_axis(has_text, order, axis=1)
-    passes = s_valid & (s_final >= ms[:, None])
-    how = np.zeros((r, width), dtype=np.int64)
-    if thr is not None:
-        none_pass = ~passes.any(axis=1, keepdims=True)
-        relaxed = s_valid & s_text & (s_final >= thr[:, None])
-        use = none_pass & relaxed.any(axis=1, keepdims=True)
-        passes = np.where(use, relaxed, passes)
-        how = np.where(use, 1, how)
-    chosen = passes & (np.cumsum(passes, axis=1) <= kmax)
-    # Slot of each selected position: chosen ones first in ranked order, then
-    # fillers in ranked order (the same order a stable sort on (group, position) gives).
-    slot = np.cumsum(chosen, axis=1) - 1
-    pick = chosen
-    if fill_keyword_only:
-        n_chosen = chosen.sum(axis=1, keepdims=True)
-        fill = s_valid & s_text & ~chosen
-        fill &= np.cumsum(fill, axis=1) <= kmax - n_chosen
-        how = np.where(fill, 2, how)
-        slot = np.where(fill, n_chosen + np.cumsum(fill, axis=1) - 1, slot)
-        pick = chosen | fill
-    cols = np.full((r, kmax), -1, dtype=np.int64)
-    scores = np.full((r, kmax), np.nan)
-    sel = np.full((r, kmax), -1, dtype=np.int64)
-    ri, pi = np.nonzero(pick)
-    si = slot[ri, pi]
-    cols[ri, si] = order[ri, pi]
-    scores[ri, si] = s_final[ri, pi]
-    sel[ri, si] = how[ri, pi]
-    return cols, scores, sel
 
 
 def _gather(arr: np.ndarray, cols: np.ndarray, fill: Any) -> np.ndarray:
@@ -341,7 +231,7 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     kmax = base.max_results
     st = base.scores(cs)
     has_v, has_t = st["has_vec"], st["has_text"]
-    decayed = base.decay != "off"
+    decayed = "decay" in base.active_stages("hybrid")
     if base.fusion in MONOTONE_FUSIONS and not decayed and width > kmax:
         a, b = _leg_order_values(base, st, cs)
         keep = skyline_keep(a, b, has_v | has_t, has_t, kmax)
@@ -365,82 +255,39 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     columns = np.full((n, nq, kmax), -1, dtype=np.int64)
     scores = np.full((n, nq, kmax), np.nan)
     selected = np.full((n, nq, kmax), -1, dtype=np.int64)
-    k = min(kmax, kept)
-    rows = np.arange(nq)
-    off = (rows * kept)[:, None]
-    wsum = base.fusion == "wsum"
-    if wsum:
-        # weighted_sum's operands, computed once: per setting only wv·V + wt·T remains
-        # (the same float operations in the same order, so bit-identical to _fuse).
-        v_absent, t_absent = np.isnan(p_vec), np.isnan(p_text)
-        w_vec = np.where(v_absent, base.missing, p_vec)
-        w_text = np.where(t_absent, base.missing, p_text)
-        w_valid = valid0 & ~(v_absent & t_absent)
-    rrf = base.fusion == "rrf"
-    if rrf:
-        # fusion.rrf's operands, computed once: per setting w / (k + rank + 1) per leg, the
-        # two legs added (as its sum over the leg axis does) and QMD's bonus, which does not
-        # depend on k or the weights.
-        r_vec = np.where(p_has_v, sub.vec_rank, -1).astype(np.float64)
-        r_text = np.where(p_has_t, sub.text_rank, -1).astype(np.float64)
-        f_vec, f_text = r_vec >= 0, r_text >= 0
-        r_valid = valid0 & (f_vec | f_text)
-        bonus = None
-        if base.rrf_top_bonus:
-            best = np.minimum(np.where(f_vec, r_vec, np.inf), np.where(f_text, r_text, np.inf))
-            bonus = np.where(best == 0, RRF_BONUS_FIRST, np.where(best <= 2, RRF_BONUS_TOP3, 0.0))
+    rows = np.arange(nq)[:, None]
+    # wsum / RRF: the operands the weights and k do not change, prepared once; per
+    # setting only the weighted combination remains (the fusion stage's own arithmetic).
+    ops = None
+    if base.fusion in ("wsum", "rrf"):
+        ops = fusion_operands(
+            base, p_vec, p_text, p_has_v, p_has_t, sub.vec_rank, sub.text_rank, valid0
+        )
     for i, s in enumerate(systems):
-        if wsum:
-            wv, wt = clamp_weights(s.vector_weight, s.text_weight)
-            valid = w_valid
-            fused = wv * w_vec + wt * w_text
-        elif rrf and s.vector_weight >= 0 and s.text_weight >= 0:
-            wv, wt = float(s.vector_weight), float(s.text_weight)
-            valid = r_valid
-            fused = np.where(f_vec, wv / (s.rrf_k + r_vec + 1.0), 0.0) + np.where(
-                f_text, wt / (s.rrf_k + r_text + 1.0), 0.0
-            )
-            if bonus is not None:
-                fused = fused + bonus
+        if ops is not None:
+            fused, valid = ops.fuse(s.vector_weight, s.text_weight, s.rrf_k)
         else:
-            fused = s._fuse(p_vec, p_text, p_has_v, p_has_t, sub, valid0)
+            fused = fuse_legs(
+                s, p_vec, p_text, p_has_v, p_has_t, sub.vec_rank, sub.text_rank, valid0
+            )
             valid = valid0 & ~np.isnan(fused)
             fused = np.where(valid, fused, np.nan)
         final = fused * p_mult if decayed else fused
-        key = np.where(valid, -final, np.inf)
-        # Measured: a stable argsort of these short rows beats partial selection
-        # or re-checking the previous setting's order.
-        top = np.argsort(key, axis=1, kind="stable")[:, :k]
-        flat = top + off
-        t_final = final.ravel()[flat]
-        passes = valid.ravel()[flat] & (t_final >= s.min_score)
-        columns[i, :, :k] = np.where(passes, kcols.ravel()[flat], -1)
-        scores[i, :, :k] = np.where(passes, t_final, np.nan)
-        selected[i, :, :k] = np.where(passes, 0, -1)
         thr = None
         if base.relaxed_fallback:
             thr = min(s.min_score, clamp_weights(s.vector_weight, s.text_weight)[1])
-        # Rows the first k positions cannot settle: OpenClaw's relaxed fallback reads the
-        # whole keyword-leg sub-ranking, and keyword fill the rest of the list.
-        if base.fill_keyword_only:
-            full = rows
-        elif thr is not None:
-            full = np.flatnonzero(~passes[:, 0]) if k else rows
-        else:
-            full = rows[:0]
-        if full.size:
-            c, sc, sel = select_rows(
-                final[full],
-                valid[full],
-                p_has_t[full],
-                min_score=s.min_score,
-                max_results=kmax,
-                relaxed_threshold=thr,
-                fill_keyword_only=base.fill_keyword_only,
-            )
-            columns[i, full] = np.where(c >= 0, kcols[full[:, None], np.maximum(c, 0)], -1)
-            scores[i, full] = sc
-            selected[i, full] = sel
+        c, sc, sel = select_rows(
+            final,
+            valid,
+            p_has_t,
+            min_score=s.min_score,
+            max_results=kmax,
+            relaxed_threshold=thr,
+            fill_keyword_only=base.fill_keyword_only,
+        )
+        if kept:
+            columns[i] = np.where(c >= 0, kcols[rows, np.maximum(c, 0)], -1)
+        scores[i], selected[i] = sc, sel
     return SettingsRanking(columns, scores, selected, "fast", None, width, kept)
 
 

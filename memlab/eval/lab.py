@@ -6,6 +6,11 @@ merged `CandidateSet` over all groups plus the evidence coverage of every
 candidate, so that scoring any system — any fusion, decay, MMR or threshold
 setting — is array work: ``Pipeline.rank`` → ``hits_from_topk`` →
 ``evaluate_hits``.
+
+Each system runs on the index its ``Pipeline.retrieval_spec().fts_tokenizer``
+names (``Lab.lab_for``); ``cache_vectors=True`` keeps query and chunk vectors
+on disk (`memlab.embed.CachedEmbedder`). ``PresetLab`` — deprecated, kept for
+one release — is ``Lab(..., cache_vectors=True)``.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import numpy as np
 
 from memlab.candidates import CandidateSet, retrieve
 from memlab.chunking import ChunkerConfig, estimate_chars
+from memlab.embed.cached import CachedEmbedder
+from memlab.eval.merge import merge_candidate_sets
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanTable, candidate_coverage, hits_from_topk, span_table
-from memlab.index import ChunkTable, MemoryIndex
+from memlab.index import MemoryIndex
 
 if TYPE_CHECKING:
     from memlab.datasets.base import Dataset
@@ -43,55 +50,6 @@ def unit_chunker(unit: str | ChunkerConfig) -> ChunkerConfig:
             f"unit must be one of {', '.join(UNITS)} (or a ChunkerConfig), got {unit!r}"
         )
     return UNITS[unit]
-
-
-class _TextSource:
-    """Serves chunk texts for positions of a merged table, from each group's index."""
-
-    def __init__(self, indexes: list[MemoryIndex], offsets: list[int]) -> None:
-        self.indexes = indexes
-        self.offsets = np.asarray(offsets, dtype=np.int64)
-
-    def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
-        pos = np.asarray(positions, dtype=np.int64)
-        which = np.searchsorted(self.offsets, pos, side="right") - 1
-        out: list[str] = [""] * len(pos)
-        for g in np.unique(which):
-            sel = np.nonzero(which == g)[0]
-            texts = self.indexes[g].texts(pos[sel] - self.offsets[g])
-            for i, t in zip(sel, texts, strict=True):
-                out[i] = t
-        return out
-
-
-def merge_tables(tables: Sequence[ChunkTable]) -> ChunkTable:
-    """Concatenate chunk tables (positions of table i are offset by the sizes before it)."""
-    if not tables:
-        return ChunkTable(
-            rowids=np.empty(0, np.int64),
-            ids=np.empty(0, dtype=object),
-            paths=np.empty(0, dtype=object),
-            sources=np.empty(0, dtype=object),
-            start_lines=np.empty(0, np.int64),
-            end_lines=np.empty(0, np.int64),
-            mtimes=np.empty(0),
-            vectors=None,
-        )
-    vecs = [t.vectors for t in tables]
-    vectors = None
-    if all(v is not None for v in vecs):
-        vectors = np.concatenate(vecs) if len(vecs) > 1 else vecs[0]
-    return ChunkTable(
-        rowids=np.arange(sum(len(t) for t in tables), dtype=np.int64),
-        ids=np.concatenate([t.ids for t in tables]),
-        paths=np.concatenate([t.paths for t in tables]),
-        sources=np.concatenate([t.sources for t in tables]),
-        start_lines=np.concatenate([t.start_lines for t in tables]),
-        end_lines=np.concatenate([t.end_lines for t in tables]),
-        mtimes=np.concatenate([t.mtimes for t in tables]),
-        vectors=vectors,
-        segments=np.repeat(np.arange(len(tables), dtype=np.int64), [len(t) for t in tables]),
-    )
 
 
 @dataclass
@@ -186,6 +144,18 @@ class Lab:
     to ``index_dir`` (default ``default_lab_index_dir(dataset)``, in the user
     cache: never inside the dataset's folder, which may be a user's own
     workspace), named by group and configuration, so a second run re-embeds nothing.
+
+    Each system runs on the index its ``Pipeline.retrieval_spec().fts_tokenizer``
+    asks for (``memlab-best``: porter), any system that names none on this lab's
+    ``fts_tokenizer`` index (``for_tokenizer``, ``lab_for``): one ``run_experiment``
+    compares, on the same questions, ``memlab-best`` on its porter index with
+    ``openclaw`` on OpenClaw's unicode61 one.
+
+    ``cache_vectors`` (default False: the embedder is used as given) wraps the
+    embedder in a `CachedEmbedder` under ``index_dir/vectors`` and keeps it filled:
+    chunk vectors are saved after each index sync, indexes with another tokenizer
+    reuse the vectors already in this lab's indexes, and the questions are embedded
+    once, in one batch, before a retrieval.
     """
 
     def __init__(
@@ -198,20 +168,26 @@ class Lab:
         fts_tokenizer: str = "unicode61",
         fts_path_prefix: bool = False,
         progress: bool | None = None,
+        cache_vectors: bool = False,
     ) -> None:
         if isinstance(embedder, str):
             from memlab.embed import resolve_embedder
 
             embedder = resolve_embedder(embedder)
         self.dataset = dataset
+        self.index_dir = Path(index_dir) if index_dir else default_lab_index_dir(dataset)
+        self.cache_vectors = bool(cache_vectors) and embedder is not None
+        if self.cache_vectors and not isinstance(embedder, CachedEmbedder):
+            embedder = CachedEmbedder(embedder, self.index_dir / "vectors")
         self.embedder = embedder
         self.chunker = unit_chunker(unit)
         self.fts_tokenizer = fts_tokenizer
         self.fts_path_prefix = fts_path_prefix
         self.progress = progress
-        self.index_dir = Path(index_dir) if index_dir else default_lab_index_dir(dataset)
         self._indexes: dict[str, MemoryIndex] = {}
         self._cache: dict[tuple[Any, ...], LabCandidates] = {}
+        # The labs of this dataset by FTS5 tokenizer, shared by all of them (self included).
+        self._labs: dict[str, Lab] = {fts_tokenizer: self}
 
     def __repr__(self) -> str:
         model = self.embedder.model if self.embedder is not None else "fts-only"
@@ -221,7 +197,8 @@ class Lab:
         )
 
     def index(self, group: str) -> MemoryIndex:
-        """The (synced) index of one workspace group."""
+        """The (synced) index of one workspace group (with ``cache_vectors``, the
+        vectors the sync computed are then saved to the cache)."""
         if group not in self._indexes:
             ws = self.dataset.workspaces[group]
             model = self.embedder.model if self.embedder is not None else "fts-only"
@@ -240,8 +217,57 @@ class Lab:
             )
             idx.ensure_synced()
             self._indexes[group] = idx
+        if self.cache_vectors:
+            self.embedder.save()  # type: ignore[union-attr]
         return self._indexes[group]
 
+    # ------------------------------------------------------------------ index per system
+    def for_tokenizer(self, fts_tokenizer: str | None) -> Lab:
+        """This lab over indexes with another FTS5 tokenizer (same dataset, embedder, unit,
+        folder, path-prefix setting and vector cache); ``None`` or this lab's own tokenizer
+        → this lab. Built once and shared by every lab of the family. With
+        ``cache_vectors``, the chunk vectors of this lab's indexes are put in the cache
+        first, so the new indexes embed nothing already embedded."""
+        tok = fts_tokenizer or self.fts_tokenizer
+        lab = self._labs.get(tok)
+        if lab is None:
+            if self.cache_vectors:
+                cache: CachedEmbedder = self.embedder  # type: ignore[assignment]
+                for group in self.dataset.workspaces:
+                    idx = self.index(group)
+                    if idx.table.vectors is not None and len(idx.table):
+                        every = np.arange(len(idx.table))
+                        cache.remember(idx.texts(every), idx.table.vectors[every])
+                cache.save()
+            lab = Lab(
+                self.dataset,
+                embedder=self.embedder,
+                unit=self.chunker,
+                index_dir=self.index_dir,
+                fts_tokenizer=tok,
+                fts_path_prefix=self.fts_path_prefix,
+                progress=self.progress,
+                cache_vectors=self.cache_vectors,
+            )
+            lab._labs = self._labs
+            self._labs[tok] = lab
+        return lab
+
+    def sibling(self, fts_tokenizer: str) -> Lab:
+        """`for_tokenizer` (the name `PresetLab` gave it; kept for one release)."""
+        return self.for_tokenizer(fts_tokenizer)
+
+    def lab_for(self, p: Pipeline) -> Lab:
+        """The lab whose indexes system ``p`` runs on: ``for_tokenizer`` of the tokenizer
+        its ``retrieval_spec`` names (this lab when it names none)."""
+        return self.for_tokenizer(p.retrieval_spec(self.embedder is not None).fts_tokenizer)
+
+    def candidate_key(self, p: Pipeline) -> tuple[str, bool]:
+        """What tells ``p``'s candidate sets apart on one index: its ``RetrievalSpec``'s
+        ``candidate_key`` (keyword mode, keyword fallback) given this lab's embedder."""
+        return p.retrieval_spec(self.embedder is not None).candidate_key
+
+    # ------------------------------------------------------------------ candidates
     def candidates(
         self,
         depth: int = 24,
@@ -250,32 +276,70 @@ class Lab:
         keyword_fallback: bool = False,
         vector: bool = True,
     ) -> LabCandidates:
-        """Candidates of all questions at ``depth`` per leg (cached; deeper sets serve
-        shallower systems, since a pipeline cuts candidates at its own depth)."""
+        """Candidates of all questions at ``depth`` per leg on this lab's indexes (cached;
+        deeper sets serve shallower systems, since a pipeline cuts candidates at its own
+        depth)."""
         key = (keyword_mode, keyword_fallback, vector)
         for (km, kf, v, d), lc in self._cache.items():
             if (km, kf, v) == key and d >= depth:
                 return lc
-        lc = self._retrieve(depth, keyword_mode, keyword_fallback, vector)
+        lc = self.retrieve(
+            depth, keyword_mode=keyword_mode, keyword_fallback=keyword_fallback, vector=vector
+        )
         self._cache[(*key, depth)] = lc
         return lc
 
+    def candidates_for_system(self, p: Pipeline, depth: int | None = None) -> LabCandidates:
+        """The candidates system ``p`` ranks: on ``lab_for(p)``, with its candidate key, at
+        ``depth`` per leg (default ``p.depth``; cached as `candidates`)."""
+        km, kf = self.candidate_key(p)
+        return self.lab_for(p).candidates(
+            p.depth if depth is None else depth, keyword_mode=km, keyword_fallback=kf
+        )
+
     def candidates_for(self, systems: Sequence[Pipeline]) -> dict[str, LabCandidates]:
-        """One shared candidate set per retrieval configuration of the given systems."""
-        groups: dict[tuple[str, bool], int] = {}
+        """One shared candidate set per (tokenizer, keyword mode, fallback) of the systems,
+        at the deepest depth any of them needs; keyed by system name, in system order."""
+        by_tok: dict[str, list[Pipeline]] = {}
         for p in systems:
-            k = self._cand_key(p)
-            groups[k] = max(groups.get(k, 0), p.depth)
-        out: dict[str, LabCandidates] = {}
-        for p in systems:
-            km, kf = self._cand_key(p)
-            out[p.name] = self.candidates(groups[(km, kf)], keyword_mode=km, keyword_fallback=kf)
-        return out
+            tok = p.retrieval_spec(self.embedder is not None).fts_tokenizer or self.fts_tokenizer
+            by_tok.setdefault(tok, []).append(p)
+        found: dict[str, LabCandidates] = {}
+        # Tokenizer by tokenizer, in order of first appearance: indexes, vector-cache
+        # fills and retrievals run in the order `PresetLab` ran them.
+        for tok, group in by_tok.items():
+            lab = self.for_tokenizer(tok)
+            depths: dict[tuple[str, bool], int] = {}
+            for p in group:
+                k = lab.candidate_key(p)
+                depths[k] = max(depths.get(k, 0), p.depth)
+            for p in group:
+                km, kf = lab.candidate_key(p)
+                found[p.name] = lab.candidates(
+                    depths[(km, kf)], keyword_mode=km, keyword_fallback=kf
+                )
+        return {p.name: found[p.name] for p in systems}
 
-    def _cand_key(self, p: Pipeline) -> tuple[str, bool]:
-        return p.retrieval_spec(self.embedder is not None).candidate_key
+    def retrieve(
+        self,
+        depth: int,
+        *,
+        keyword_mode: str = "and",
+        keyword_fallback: bool = False,
+        vector: bool = True,
+    ) -> LabCandidates:
+        """A fresh retrieval of every question on this lab's indexes (no cache: what
+        `candidates` runs on a miss; benchmarks time it). Each group's questions are
+        retrieved on that group's index, then merged (`merge_candidate_sets`) and their
+        evidence coverage computed (`candidate_coverage`)."""
+        if self.cache_vectors:
+            self.embedder.prefetch(self.dataset.queries["query"].tolist())  # type: ignore[union-attr]
+        lc = self._retrieve_all(depth, keyword_mode, keyword_fallback, vector)
+        if self.cache_vectors:
+            self.embedder.save()  # type: ignore[union-attr]
+        return lc
 
-    def _retrieve(
+    def _retrieve_all(
         self, depth: int, keyword_mode: str, keyword_fallback: bool, vector: bool
     ) -> LabCandidates:
         q = self.dataset.queries
@@ -330,54 +394,12 @@ class Lab:
         )
 
 
-def merge_candidate_sets(
-    parts: Sequence[tuple[str, CandidateSet, np.ndarray]],
-    indexes: Sequence[MemoryIndex],
-    n_queries: int,
-) -> CandidateSet:
-    """Merge per-group CandidateSets into one over a concatenated table.
+class PresetLab(Lab):
+    """Deprecated, kept for one release: ``Lab(..., cache_vectors=True)``.
 
-    ``parts``: (group, candidates, dataset row of each of its queries). The
-    result's rows follow the dataset's query order (``n_queries`` rows).
+    `Lab` itself now runs each system on the index with its own FTS5 tokenizer;
+    this name only keeps the vector cache on by default, as it always had.
     """
-    tables = [cs.table for _, cs, _ in parts]
-    offsets = np.cumsum([0, *[len(t) for t in tables]])[:-1]
-    width = max((cs.width for _, cs, _ in parts), default=0)
-    pos = np.full((n_queries, width), -1, dtype=np.int64)
-    vs = np.full((n_queries, width), np.nan)
-    tr = np.full((n_queries, width), np.nan)
-    vr = np.full((n_queries, width), -1, dtype=np.int64)
-    kr = np.full((n_queries, width), -1, dtype=np.int64)
-    fb = np.zeros(n_queries, dtype=bool)
-    times = np.full(n_queries, np.nan)
-    qids = [""] * n_queries
-    queries = [""] * n_queries
-    for (_, cs, rows), off in zip(parts, offsets, strict=True):
-        w = cs.width
-        pos[rows, :w] = np.where(cs.pos >= 0, cs.pos + off, -1)
-        vs[rows, :w] = cs.vec_score
-        tr[rows, :w] = cs.text_raw
-        vr[rows, :w] = cs.vec_rank
-        kr[rows, :w] = cs.text_rank
-        fb[rows] = cs.keyword_fallback
-        times[rows] = cs.times
-        for r, qid, query in zip(rows, cs.qids, cs.queries, strict=True):
-            qids[r] = qid
-            queries[r] = query
-    table = merge_tables(tables)
-    merged = CandidateSet(
-        qids=qids,
-        queries=queries,
-        pos=pos,
-        vec_score=vs,
-        text_raw=tr,
-        vec_rank=vr,
-        text_rank=kr,
-        table=table,
-        depth=max((cs.depth for _, cs, _ in parts), default=0),
-        keyword_mode=parts[0][1].keyword_mode if parts else "and",
-        keyword_fallback=fb,
-        times=times,
-    )
-    merged.index = _TextSource(list(indexes), offsets.tolist())  # type: ignore[assignment]
-    return merged
+
+    def __init__(self, dataset: Dataset, *, cache_vectors: bool = True, **kwargs: Any) -> None:
+        super().__init__(dataset, cache_vectors=cache_vectors, **kwargs)

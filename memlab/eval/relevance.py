@@ -15,6 +15,8 @@ Everything is turned into padded arrays so metrics are plain numpy:
   slice for each setting of a sweep.
 - ``SpanHits``: the ``[Q, K, S]`` coverage of a ranking plus the span arrays;
   what every metric in ``memlab.eval.metrics`` reads.
+- ``relevant_results``: the same judgement for each row of a results frame
+  (``memlab.viz.mark_relevant``'s ``relevant`` column).
 
 Conventions (also stated on the functions):
 
@@ -41,6 +43,7 @@ __all__ = [
     "SpanTable",
     "candidate_coverage",
     "hits_from_topk",
+    "relevant_results",
     "span_coverage",
     "span_table",
     "take_topk",
@@ -503,3 +506,39 @@ def span_coverage(
     return hits_from_topk(
         covers_c, ranking, table, tokens=tokens, include_no_evidence=include_no_evidence
     )
+
+
+def relevant_results(run: pd.DataFrame, evidence: pd.DataFrame) -> np.ndarray:
+    """Whether each row of a results frame covers an evidence span: bool ``[len(run)]``.
+
+    Row r is relevant when a span s of evidence with the same ``qid`` and ``path``
+    (compared as strings) and ``grade >= 1`` (no ``grade`` column = 1) overlaps its
+    inclusive line range: ``r.start_line <= s.end_line and s.start_line <= r.end_line``
+    — the rule of ``candidate_coverage``, which computes it. Rows keep their order and
+    may repeat (a frame of several systems); a row whose qid has no evidence is False;
+    an empty run gives an empty array. Raises ``ValueError`` when ``run`` or
+    ``evidence`` lacks one of ``qid, path, start_line, end_line``, or on an evidence
+    span with ``end_line < start_line``.
+    """
+    for name, frame in (("run", run), ("evidence", evidence)):
+        if not set(_RUN_REQUIRED) <= set(frame.columns):
+            raise ValueError(f"{name} needs columns {sorted(_RUN_REQUIRED)}")
+    if len(run) == 0:
+        return np.zeros(0, dtype=bool)
+    run_q = _column(run, "qid", object)
+    qids = list(dict.fromkeys(run_q.tolist()))
+    row_of = {q: i for i, q in enumerate(qids)}
+    rows = np.array([row_of[q] for q in run_q.tolist()], dtype=np.int64)
+    slots = _cumcount(rows)  # each run row is one "candidate" of its query
+    r_path = _column(run, "path", object)
+    table = span_table(evidence, qids, list(dict.fromkeys(r_path.tolist())))
+    path_of = {p: i for i, p in enumerate(table.paths)}
+    shape = (len(qids), int(slots.max()) + 1)
+    cand_path = np.full(shape, -1, dtype=np.int64)
+    cand_start = np.zeros(shape, dtype=np.int64)
+    cand_end = np.zeros(shape, dtype=np.int64)
+    cand_path[rows, slots] = [path_of[p] for p in r_path.tolist()]
+    cand_start[rows, slots] = _column(run, "start_line", np.int64)
+    cand_end[rows, slots] = _column(run, "end_line", np.int64)
+    covers = candidate_coverage(cand_path, cand_start, cand_end, table)
+    return covers.any(axis=2)[rows, slots]

@@ -1,0 +1,249 @@
+"""The ``memlab`` command line: index, search and inspect a workspace; run the lab.
+
+Subcommands: files, chunk, index, status, watch, search, get, synth, eval,
+sweep, bench, demo. ``memlab SUBCOMMAND --help`` describes each.
+
+The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
+table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
+chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
+(search), :mod:`memlab.cli.lab` (eval, sweep, bench); this module builds the
+parser and runs a command (``memlab = "memlab.cli:main"``; ``python -m
+memlab.cli`` runs :mod:`memlab.cli.__main__`). Module-level imports are the
+standard library and these light modules only, so ``memlab --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+
+from memlab import __version__
+from memlab.cli.common import DeferredParser, add_index_options, parse_set, parse_value
+from memlab.cli.engine import (
+    add_demo_arguments,
+    cmd_chunk,
+    cmd_demo,
+    cmd_files,
+    cmd_get,
+    cmd_index,
+    cmd_status,
+    cmd_synth,
+    cmd_watch,
+)
+from memlab.cli.lab import add_parsers as add_lab_parsers
+from memlab.cli.search import cmd_search, parse_now
+from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
+from memlab.vocab import CHUNKERS, CITATION_MODES, VECTOR_BACKENDS
+from memlab.vocab import CLI_EMBEDDERS as EMBEDDERS
+
+__all__ = [
+    "CHUNKERS",
+    "EMBEDDERS",
+    "VECTOR_BACKENDS",
+    "build_parser",
+    "cmd_chunk",
+    "cmd_demo",
+    "cmd_files",
+    "cmd_get",
+    "cmd_index",
+    "cmd_search",
+    "cmd_status",
+    "cmd_synth",
+    "cmd_watch",
+    "main",
+    "parse_now",
+    "parse_set",
+    "parse_value",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``memlab`` argument parser: the engine subcommands (defined here, so each
+    ``cmd_*`` is looked up in this module when the parser is built) and the lab's
+    (``memlab.cli.lab.add_parsers``)."""
+    parser = argparse.ArgumentParser(
+        prog="memlab",
+        description="Agent-memory retrieval lab: OpenClaw's memory_search reproduced, measured and improved.",
+    )
+    parser.add_argument("--version", action="version", version=f"memlab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=DeferredParser)
+
+    p = sub.add_parser("files", help="list a workspace's memory files")
+    p.add_argument("workspace")
+    p.add_argument("--extra", action="append", default=[], metavar="PATH", help="extra memory path")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_files)
+
+    p = sub.add_parser("chunk", help="print a Markdown file's chunks (line ranges, sizes, hashes)")
+    p.add_argument("file")
+    p.add_argument("--chunker", choices=CHUNKERS, default="openclaw")
+    p.add_argument("--tokens", type=int, default=400)
+    p.add_argument("--overlap", type=int, default=80)
+    p.add_argument("--show", action="store_true", help="print each chunk's text too")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_chunk)
+
+    p = sub.add_parser("index", help="create or update a workspace's index (incremental)")
+    p.add_argument("workspace")
+    add_index_options(p)
+    p.add_argument(
+        "--force", action="store_true", help="full reindex (the embedding cache is kept)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("status", help="index path, fingerprint, counts, dirty or not")
+    p.add_argument("workspace")
+    add_index_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("watch", help="keep the index fresh as memory files change (Ctrl-C stops)")
+    p.add_argument("workspace")
+    add_index_options(p)
+    p.add_argument("--debounce-ms", type=int, default=1500)
+    p.add_argument("--settle-ms", type=int, default=1500)
+    p.add_argument(
+        "--max-seconds", type=float, default=None, help="stop after this long (for scripts)"
+    )
+    p.set_defaults(func=cmd_watch)
+
+    p = sub.add_parser(
+        "search", help="search a workspace (syncs changed files first; --no-sync to skip)"
+    )
+    p.add_argument("workspace")
+    p.add_argument("query")
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="openclaw (default; with --config: the config's own query settings),"
+        " openclaw-latest, wsum, rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
+    )
+    p.add_argument("--vector-weight", type=float, dest="vector_weight")
+    p.add_argument("--text-weight", type=float, dest="text_weight")
+    p.add_argument("--max-results", type=int, dest="max_results")
+    p.add_argument("--min-score", type=float, dest="min_score")
+    p.add_argument("--candidate-multiplier", type=float, dest="candidate_multiplier")
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="any pipeline parameter"
+    )
+    p.add_argument("--citations", choices=CITATION_MODES, default="auto")
+    p.add_argument("--json", action="store_true", help="the memory_search tool's JSON")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="every term of every score (they add up) and how many candidates were dropped",
+    )
+    p.add_argument(
+        "--dropped",
+        "--all",
+        dest="dropped",
+        action="store_true",
+        help="with --explain (implied): list every dropped candidate, its scores and why",
+    )
+    p.add_argument(
+        "--now",
+        default=None,
+        metavar="WHEN",
+        help="the clock for temporal decay: Unix seconds, YYYY-MM-DD or an ISO datetime"
+        " (default: now)",
+    )
+    p.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="do not sync changed files first; name the stale files on stderr instead",
+    )
+    p.add_argument("--width", type=int, default=80, help="snippet width in the table")
+    add_index_options(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("get", help="read lines of a memory file (memory_get)")
+    p.add_argument("workspace")
+    p.add_argument("path")
+    p.add_argument("--from", type=int, dest="from_", default=None, help="first line (1-based)")
+    p.add_argument("--lines", type=int, default=None, help="number of lines")
+    p.add_argument("--extra", action="append", default=[], metavar="PATH")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_get)
+
+    p = sub.add_parser(
+        "synth", help="generate a synthetic memory workspace with questions and evidence"
+    )
+    p.add_argument("out")
+    p.add_argument("--days", type=int, default=60)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--notes-per-day", type=int, dest="notes_per_day")
+    p.add_argument("--queries-per-type", type=int, dest="queries_per_type")
+    p.add_argument(
+        "--mix",
+        help="comma-separated phenomena (paraphrase,exact,update,redundancy,distractor,multi,cjk)",
+    )
+    p.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="any SynthConfig field"
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a workspace memlab generated before"
+    )
+    p.set_defaults(func=cmd_synth)
+
+    # The demo's arguments are added on first use (parse or help): their defaults live in
+    # memlab.demo, a lab module that `memlab search` must not load.
+    p = sub.add_parser(
+        "demo",
+        help="memlab's main job: where OpenClaw's 0.7/0.3 stands and what tuning buys"
+        " (synthetic corpus → index → weight sweep → held-out comparison, paired test, plots)",
+        populate=add_demo_arguments,
+    )
+    p.set_defaults(func=cmd_demo)
+
+    add_lab_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``memlab ARGV`` and return its exit code (docs/cli.md): 0 ok, 1 a runtime
+    failure, 2 a usage error, 130 interrupted; no subcommand prints the help (2)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            rc = int(args.func(args) or 0)
+        # A command passing on a child's code (memlab bench) keeps to the documented set.
+        return rc if rc in EXIT_CODES else EXIT_RUNTIME
+    # Exit codes (docs/cli.md): 0 ok; 1 a runtime failure (embedding provider, locked or
+    # unusable index, an I/O error while working); 2 a usage error (bad argument, config,
+    # path or input file; argparse exits 2 too); 130 interrupted.
+    except CliError as exc:
+        print(f"memlab: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except (
+        FileNotFoundError,
+        NotADirectoryError,
+        IsADirectoryError,
+        PermissionError,
+        ValueError,
+    ) as exc:
+        print(f"memlab: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        from memlab.embed import EmbeddingError
+        from memlab.index import IndexLockedError, IndexUnusableError
+
+        if isinstance(exc, EmbeddingError | IndexLockedError | IndexUnusableError | OSError):
+            print(f"memlab: error: {exc}", file=sys.stderr)
+            return EXIT_RUNTIME
+        raise

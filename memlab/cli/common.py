@@ -1,0 +1,247 @@
+"""Pieces every ``memlab`` command shares: argument helpers, ``--set`` parsing, the
+table and JSON printers, the index options and opening an index from them.
+
+Module-level imports are the standard library, :mod:`memlab.errors` and
+:mod:`memlab.vocab` only, so ``memlab --help`` stays fast; the engine is imported
+inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memlab.errors import CliError
+from memlab.vocab import CHUNKERS, CLI_EMBEDDERS, FTS_TOKENIZERS, VECTOR_BACKENDS
+
+__all__ = [
+    "DeferredParser",
+    "add_index_options",
+    "announce_rebuild",
+    "format_table",
+    "json_default",
+    "load_config",
+    "open_index",
+    "parse_set",
+    "parse_value",
+    "print_json",
+]
+
+
+# ----------------------------------------------------------------- arguments
+class DeferredParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose arguments are added on first use.
+
+    ``populate`` (a keyword of ``add_parser``; None = an ordinary parser) is called once
+    with the parser before it first parses or formats its help or usage, so building
+    ``memlab``'s parser need not import the modules that hold a subcommand's defaults.
+    """
+
+    def __init__(self, *args: Any, populate: Any = None, **kwargs: Any) -> None:
+        self._populate = populate
+        super().__init__(*args, **kwargs)
+
+    def _ensure_populated(self) -> None:
+        if self._populate is not None:
+            fill, self._populate = self._populate, None
+            fill(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """``ArgumentParser.parse_known_args``, once the arguments are added."""
+        self._ensure_populated()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        """``ArgumentParser.format_help``, once the arguments are added."""
+        self._ensure_populated()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        """``ArgumentParser.format_usage``, once the arguments are added."""
+        self._ensure_populated()
+        return super().format_usage()
+
+
+def add_index_options(p: argparse.ArgumentParser) -> None:
+    """Add the "index options" group (``--db``, ``--embedder``, ``--chunker``, ...,
+    ``--config``, ``--agent``, ``--lock-timeout``) that :func:`open_index` reads.
+
+    Flags left at None fall back to ``--config``'s settings, then to OpenClaw's defaults.
+    """
+    g = p.add_argument_group("index options")
+    g.add_argument(
+        "--db",
+        help="index file (default: one per tokenizer and embedder in the user cache,"
+        " ~/.cache/memlab/indexes/WORKSPACE-HASH/IDENTITY.sqlite; memlab status prints it)",
+    )
+    g.add_argument(
+        "--embedder",
+        choices=CLI_EMBEDDERS,
+        default=None,
+        help="embedding provider (default: from --config, else auto = packaged local model)",
+    )
+    g.add_argument(
+        "--model", help="a local sentence-transformers model folder (with --embedder local)"
+    )
+    g.add_argument(
+        "--chunker", choices=CHUNKERS, default=None, help="chunker (default openclaw, bounded)"
+    )
+    g.add_argument("--tokens", type=int, default=None, help="chunk size in tokens (default 400)")
+    g.add_argument("--overlap", type=int, default=None, help="chunk overlap in tokens (default 80)")
+    g.add_argument("--extra", action="append", default=[], metavar="PATH", help="extra memory path")
+    g.add_argument("--fts-tokenizer", choices=FTS_TOKENIZERS, default=None)
+    g.add_argument(
+        "--vector-backend",
+        choices=VECTOR_BACKENDS,
+        default="numpy",
+        help="vector-leg engine: numpy/faiss exact, fp16/sq8 quantised, ivf/hnsw approximate"
+        " (default numpy; an approximate index is rebuilt per call, so exact is fastest here)",
+    )
+    g.add_argument("--config", help="OpenClaw config file (openclaw.json, JSON5)")
+    g.add_argument("--agent", help="agent id whose memorySearch override applies (with --config)")
+    g.add_argument(
+        "--lock-timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for another process writing the index (default 30)",
+    )
+
+
+def parse_set(items: Sequence[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` items → ``{key: value}``.
+
+    Keys have ``-`` replaced by ``_`` (``--set vector-weight=0.5`` = ``vector_weight``);
+    values go through :func:`parse_value`; a later item wins over an earlier one with
+    the same key. An item without ``=`` is a ``CliError`` (exit 2).
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise CliError(f"--set expects key=value, got {item!r}")
+        key, raw = item.split("=", 1)
+        out[key.strip().replace("-", "_")] = parse_value(raw.strip())
+    return out
+
+
+def parse_value(raw: str) -> Any:
+    """A ``--set`` value: ``true``/``false`` → bool, ``none``/``null`` → None (both
+    case-insensitive), else an int, else a float (``1e-3``, ``inf``), else the string."""
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        return float(raw)
+    except ValueError:
+        return raw
+
+
+# ------------------------------------------------------------------- output
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as indented UTF-8 JSON (numpy numbers and paths via :func:`json_default`)."""
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=json_default))
+
+
+def json_default(o: Any) -> Any:
+    """``json.dumps`` fallback: numpy integers → int, numpy floats → float, Path → str;
+    anything else is a ``TypeError``."""
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def format_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+    """A plain-text table: a header, a dashed rule, one line per row.
+
+    Each column is left-justified to max(len(name), longest ``str(cell)``); a row
+    without a column prints it empty; no rows prints the header and rule only.
+    """
+    widths = {
+        c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) if rows else len(c) for c in columns
+    }
+    lines = ["  ".join(c.ljust(widths[c]) for c in columns)]
+    lines.append("  ".join("-" * widths[c] for c in columns))
+    for r in rows:
+        lines.append("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns))
+    return "\n".join(lines)
+
+
+# -------------------------------------------------------------------- index
+def load_config(args: argparse.Namespace) -> Any:
+    """The OpenClaw settings of ``--config`` (with ``--agent``'s override), else the defaults.
+
+    Usage errors (exit 2): ``--agent`` without ``--config``, an empty ``--config``
+    or ``--agent``, and, when no ``--embedder`` overrides the config's provider,
+    a provider memlab cannot build (``config.provider_problem``: e.g. ``openai``
+    without ``memorySearch.remote.baseUrl``), each named with the file and key.
+    """
+    from memlab.config import MemorySearchConfig, load_openclaw_config, provider_problem
+
+    config = getattr(args, "config", None)
+    agent = getattr(args, "agent", None)
+    if config is not None and not config.strip():
+        raise CliError("--config is empty: give the path of an openclaw.json file")
+    if agent is not None and config is None:
+        raise CliError(
+            f"--agent {agent!r} needs the config that lists the agents: add --config PATH"
+            " (an openclaw.json with agents.list)"
+        )
+    if config is None:
+        return MemorySearchConfig()
+    cfg = load_openclaw_config(config, agent)
+    problem = provider_problem(cfg) if getattr(args, "embedder", None) is None else None
+    if problem:
+        raise CliError(f"{Path(config).expanduser()}: {problem}")
+    return cfg
+
+
+def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
+    """The ``MemoryIndex`` of a command's workspace and index options.
+
+    ``cfg`` (default: :func:`load_config`) is translated by
+    ``memlab.config.index_options``; each flag given on the command line wins
+    over the config's value (``--extra`` paths are added after the config's
+    ``extraPaths``). Nothing is read or written until the index is used.
+    """
+    from memlab.config import index_options
+    from memlab.index import MemoryIndex
+
+    cfg = cfg if cfg is not None else load_config(args)
+    options = index_options(
+        cfg,
+        provider=args.embedder,
+        model=args.model,
+        chunker_kind=args.chunker,
+        chunk_tokens=args.tokens,
+        chunk_overlap=args.overlap,
+        db_path=args.db,
+        extra=args.extra,
+        fts_tokenizer=args.fts_tokenizer,
+        vector_backend=args.vector_backend,
+        lock_timeout=args.lock_timeout,
+    )
+    return MemoryIndex(args.workspace, **options)
+
+
+def announce_rebuild(index: Any) -> None:
+    """Say on stderr, before it happens, that an existing index file is about to be rebuilt
+    and why (``MemoryIndex.rebuild_reason``: "embedder changed from X to Y"); a new index
+    or one in step says nothing."""
+    reason = index.rebuild_reason()
+    if reason and reason != "new index":
+        print(f"memlab: rebuilding {index.db_path}: {reason}", file=sys.stderr)

@@ -1,0 +1,332 @@
+"""The engine commands of ``memlab``: files, chunk, index, status, watch, get, synth, demo.
+
+``memlab search`` lives in :mod:`memlab.cli.search`. Each ``cmd_*`` takes the parsed
+arguments and returns an exit code (docs/cli.md); module-level imports stay light
+(the engine is imported inside each command), so ``memlab --help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from memlab.cli.common import announce_rebuild, format_table, open_index, parse_set, print_json
+from memlab.errors import EXIT_USAGE, CliError
+
+__all__ = [
+    "add_demo_arguments",
+    "cmd_chunk",
+    "cmd_demo",
+    "cmd_files",
+    "cmd_get",
+    "cmd_index",
+    "cmd_status",
+    "cmd_synth",
+    "cmd_watch",
+]
+
+
+def cmd_files(args: argparse.Namespace) -> int:
+    """``memlab files``: the memory files discovery finds (path, bytes, lines, hash prefix),
+    with the read error of each unreadable one; ``--json`` prints the rows."""
+    from memlab.workspace import discover_memory_files, read_memory_file
+
+    files = discover_memory_files(args.workspace, args.extra)
+    rows = []
+    for f in files:
+        try:
+            ft = read_memory_file(f.abspath, f.path)
+            rows.append(
+                {
+                    "path": f.path,
+                    "bytes": ft.size,
+                    "lines": ft.text.count("\n") + 1,
+                    "sha256": ft.hash[:12],
+                    "error": "",
+                }
+            )
+        except OSError as exc:
+            rows.append({"path": f.path, "bytes": "", "lines": "", "sha256": "", "error": str(exc)})
+    if args.json:
+        print_json(rows)
+    else:
+        print(
+            format_table(
+                rows,
+                ["path", "bytes", "lines", "sha256", "error"]
+                if any(r["error"] for r in rows)
+                else ["path", "bytes", "lines", "sha256"],
+            )
+        )
+        print(f"\n{len(rows)} memory file(s)")
+    return 0
+
+
+def cmd_chunk(args: argparse.Namespace) -> int:
+    """``memlab chunk``: one Markdown file's chunks (line range, chars, weight, hash;
+    ``--show`` adds each text, ``--json`` the full rows). A directory, a missing or an
+    unreadable file is a ``CliError`` (exit 2)."""
+    from memlab.chunking import ChunkerConfig, estimate_chars
+    from memlab.workspace import MemoryFileError, read_memory_file
+
+    path = Path(args.file)
+    if path.is_dir():
+        raise CliError(
+            f"{path} is a directory; memlab chunk reads one Markdown file"
+            f" (to list a workspace's memory files: memlab files {path})"
+        )
+    if not path.exists():
+        raise CliError(f"file not found: {path}")
+    try:
+        text = read_memory_file(path).text
+    except MemoryFileError as exc:  # unreadable, not a regular file, binary or not UTF-8
+        raise CliError(f"cannot chunk {path}: {exc.reason}") from exc
+    cfg = ChunkerConfig(args.chunker, args.tokens, args.overlap)
+    chunks = cfg.chunk(text)
+    rows = [
+        {
+            "chunk": i,
+            "lines": f"{c.start_line}-{c.end_line}",
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "chars": len(c.text),
+            "weight": estimate_chars(c.text),
+            "hash": c.hash if args.json else c.hash[:12],
+            "heading": c.heading,
+            **({"text": c.text} if args.json else {}),
+        }
+        for i, c in enumerate(chunks)
+    ]
+    if args.json:
+        print_json(rows)
+        return 0
+    cols = ["chunk", "lines", "chars", "weight", "hash"] + (
+        ["heading"] if args.chunker == "heading" else []
+    )
+    print(format_table(rows, cols))
+    print(f"\n{len(chunks)} chunk(s) from {path} ({cfg.fingerprint()})")
+    if args.show:
+        for c in chunks:
+            print(f"\n--- lines {c.start_line}-{c.end_line} ---\n{c.text}")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """``memlab index``: create or update the index (incremental; ``--force`` = full
+    reindex), then print the sync report (``--json``: the report as a dict plus
+    ``truncated_total``); files that could not be read are named on stderr."""
+    index = open_index(args)
+    with index:
+        if not args.force:
+            announce_rebuild(index)
+        report = index.sync(force=args.force, progress=None if not args.quiet else False)
+        n_trunc = (
+            index.connect().execute("SELECT coalesce(sum(truncated), 0) FROM chunks").fetchone()[0]
+        )
+    d = {**report.as_dict(), "truncated_total": int(n_trunc)}
+    if args.json:
+        print_json(d)
+        return 0
+    print(f"index: {index.db_path}")
+    print(f"model: {index.model}   chunker: {index.chunker.fingerprint()}")
+    if report.full_reindex:
+        print(f"full reindex ({report.reason})")
+    print(
+        f"files {report.files} (changed {report.files_changed}, removed {report.files_removed},"
+        f" failed {len(report.files_failed)})   chunks {report.chunks} (+{report.chunks_added}"
+        f" -{report.chunks_removed})"
+    )
+    print(
+        f"embedded {report.embedded}   cache hits {report.cache_hits}   time {report.seconds:.2f} s"
+    )
+    if index.has_vectors:
+        print(
+            f"chunks longer than the model's input limit (embedded truncated): {n_trunc} of"
+            f" {report.chunks}"
+        )
+        if getattr(report, "zero_vectors", 0):
+            print(
+                f"zero vectors from the provider (stored as zero; such chunks are found by"
+                f" keyword only): {report.zero_vectors}"
+            )
+    for path, reason in report.files_failed:
+        print(f"  skipped {path}: {reason}", file=sys.stderr)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """``memlab status``: index path, identity, counts, dirty files and whether the
+    fingerprint is current; no index file for these options is a ``CliError`` naming
+    the indexes the workspace does have."""
+    index = open_index(args)
+    with index:
+        if not index.db_path.exists():
+            others = sorted(p.stem for p in index.db_path.parent.glob("*.sqlite"))
+            raise CliError(
+                f"no index at {index.db_path} (identity {index.identity});"
+                f" run `memlab index {args.workspace}` with the same options"
+                + (f" (this workspace has indexes for: {', '.join(others)})" if others else "")
+            )
+        st = index.status()
+    if args.json:
+        print_json(st)
+        return 0
+    for key in (
+        "workspace",
+        "index_path",
+        "identity",
+        "files",
+        "chunks",
+        "truncated_chunks",
+        "cache_entries",
+        "dirty",
+    ):
+        print(f"{key:18} {st[key]}")
+    if st["fingerprint_current"]:
+        print(f"{'fingerprint':18} current")
+    else:
+        print(f"{'fingerprint':18} STALE (memlab index will rebuild: {index.rebuild_reason()})")
+    for k, v in (st["fingerprint"] or {}).items():
+        print(f"  {k:16} {v}")
+    if st["dirty_files"]:
+        print("changed since last sync: " + ", ".join(st["dirty_files"][:10]))
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """``memlab watch``: keep the index in step with the memory files until Ctrl-C
+    (or ``--max-seconds``), with OpenClaw's debounce."""
+    from memlab.watch import watch
+
+    index = open_index(args)
+    with index:
+        watch(
+            index,
+            debounce_ms=args.debounce_ms,
+            settle_ms=args.settle_ms,
+            max_seconds=args.max_seconds,
+        )
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    """``memory_get`` from the shell. ``--json`` prints the tool's JSON unchanged
+    (OpenClaw's ``path required``, ``{text: "", path}`` for a missing file); in both
+    modes a refused path, a missing file or an unreadable one is also explained on
+    stderr (the rule broken, "does not exist", the read error) with exit code 2."""
+    from memlab.tools import memory_get, memory_path_refusal, resolve_memory_path
+
+    ws = Path(args.workspace).expanduser()
+    if not ws.is_dir():
+        raise CliError(f"workspace not found: {ws} (memlab get WORKSPACE PATH)")
+    res = memory_get(args.workspace, args.path, args.from_, args.lines, extra_paths=args.extra)
+    problem: str | None = None
+    if "error" in res:
+        refusal = memory_path_refusal(args.workspace, args.path, args.extra)
+        if res["error"] == "path required" and refusal:
+            problem = f"{args.path or repr(args.path)}: refused: {refusal}"
+        elif res["error"].startswith(("from ", "lines ")):  # name the flag, not the tool field
+            got = args.from_ if res["error"].startswith("from") else args.lines
+            problem = f"--{res['error']}, got {got}"
+        else:
+            problem = f"{res['path']}: {res['error']}"
+    elif res["text"] == "":
+        found = resolve_memory_path(args.workspace, args.path, args.extra)
+        if found is not None and not os.path.lexists(found[0]):
+            problem = (
+                f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
+            )
+    if args.json:
+        print_json(res)
+    if problem:
+        print(f"memlab: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        return 0
+    sys.stdout.write(res["text"])
+    if res["text"] and not res["text"].endswith("\n"):
+        sys.stdout.write("\n")
+    return 0
+
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    """``memlab synth``: generate a synthetic corpus (``SynthConfig`` from the flags,
+    then ``--set`` fields) and print its query counts by category; a bad setting or a
+    folder memlab did not generate (without ``--overwrite``) is a ``CliError``."""
+    from memlab.datasets.synthetic import SynthConfig, generate
+
+    kwargs: dict[str, Any] = {"days": args.days, "seed": args.seed}
+    if args.notes_per_day is not None:
+        kwargs["notes_per_day"] = args.notes_per_day
+    if args.queries_per_type is not None:
+        kwargs["queries_per_type"] = args.queries_per_type
+    if args.mix:
+        kwargs["mix"] = tuple(m.strip() for m in args.mix.split(",") if m.strip())
+    kwargs.update(parse_set(args.set))
+    try:
+        cfg = SynthConfig(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"bad synth settings: {exc}") from exc
+    try:
+        ds = generate(cfg, args.out, overwrite=args.overwrite)
+    except FileExistsError as exc:
+        raise CliError(f"{exc} (use --overwrite)") from exc
+    counts = ds.queries["category"].value_counts().sort_index()
+    print(f"wrote {ds.root}: workspace {ds.workspaces['default']}")
+    print(f"{len(ds.queries)} queries, {len(ds.evidence)} evidence spans")
+    for cat, n in counts.items():
+        print(f"  {cat:12} {n}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``memlab demo``: the end-to-end demonstration (``memlab.demo.run_demo``)."""
+    from memlab.demo import run_demo
+
+    # progress=None: bars only when stderr is a terminal, none when piped.
+    return run_demo(
+        out=args.out,
+        embedder=args.embedder,
+        days=args.days,
+        notes_per_day=args.notes_per_day,
+        queries_per_type=args.questions_per_type,
+        seed=args.seed,
+        progress=None,
+    )
+
+
+def add_demo_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``memlab demo``, with ``memlab.demo``'s defaults (corpus size,
+    questions per type); called on first use of the subparser (``DeferredParser``)."""
+    # memlab.demo imports only the standard library at module level: this stays fast.
+    from memlab.demo import DEFAULT_DAYS, DEFAULT_NOTES_PER_DAY, DEFAULT_QUERIES_PER_TYPE
+
+    p.add_argument(
+        "--out",
+        default="demo-output",
+        help="folder for the corpus, index, tables and plots (reused: a second run is cached)",
+    )
+    p.add_argument("--embedder", choices=("local", "hashing"), default="local")
+    p.add_argument(
+        "--days",
+        type=int,
+        default=DEFAULT_DAYS,
+        help="daily logs in the corpus (default: %(default)s)",
+    )
+    p.add_argument(
+        "--notes-per-day",
+        type=int,
+        default=DEFAULT_NOTES_PER_DAY,
+        help="background notes per daily log (default: %(default)s)",
+    )
+    p.add_argument(
+        "--questions-per-type",
+        type=int,
+        default=DEFAULT_QUERIES_PER_TYPE,
+        help="questions per phenomenon, capped by what the generator supports"
+        " (default: %(default)s)",
+    )
+    p.add_argument("--seed", type=int, default=7)

@@ -1,0 +1,391 @@
+"""The lab's command line: ``memlab eval``, ``memlab sweep`` and ``memlab bench``.
+
+Module-level imports stay light (the lab is imported inside each command), so
+``memlab --help`` does not load the evaluation package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from memlab.cli.common import parse_set
+from memlab.errors import CliError
+from memlab.vocab import DATASETS, FTS_TOKENIZERS, LAB_EMBEDDERS, UNITS
+
+__all__ = [
+    "BENCHMARKS",
+    "DATASETS",
+    "DEFAULT_PRESETS",
+    "QUICK_SECONDS_CACHED",
+    "QUICK_SECONDS_FIRST",
+    "LabError",
+    "add_parsers",
+    "cmd_bench",
+    "cmd_eval",
+    "cmd_sweep",
+    "load_dataset",
+]
+# The lab baselines (one shared candidate generation: OR keyword query) beside the two
+# OpenClaw systems as shipped: wsum vs rrf is a fusion comparison, wsum vs openclaw
+# the AND query plus minScore (docs/presets.md).
+DEFAULT_PRESETS = ("vector", "bm25", "openclaw", "openclaw-latest", "wsum", "rrf")
+
+
+class LabError(Exception):
+    """A usage error of a lab command; reported as ``memlab: error: ...`` (exit 2)."""
+
+
+def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) -> Any:
+    """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
+    the user cache when no path is given), ``locomo`` (the dev split JSON; default
+    ../shared/datasets/locomo), ``longmemeval`` (its JSON), ``folder`` (memlab's format).
+
+    Nothing is written into ``path``: a ``synthetic`` path that holds no corpus
+    (no ``queries.jsonl``: a real workspace, a mistyped path) is refused with a
+    ``LabError`` naming it and the command that generates one (``memlab synth PATH``).
+    """
+    from memlab.datasets.base import load_folder
+
+    if kind == "folder":
+        if not path:
+            raise LabError("--path is required for a folder dataset")
+        return load_folder(path)
+    if kind == "synthetic":
+        if path:
+            folder = Path(path).expanduser()
+            if (folder / "queries.jsonl").is_file():
+                return load_folder(folder)
+            what = (
+                "does not exist"
+                if not folder.exists()
+                else "is not a folder"
+                if not folder.is_dir()
+                else "is not a memlab synth corpus (no queries.jsonl)"
+            )
+            raise LabError(
+                f"--path {folder} {what}; memlab writes nothing there. Generate a corpus"
+                f" with `memlab synth {folder}` first, or leave out --path to use one generated"
+                f" in the user cache ({_cache_dir() / f'synthetic-d{days}-s{seed}'})"
+            )
+        from memlab.datasets.synthetic import SynthConfig, generate
+
+        out = _cache_dir() / f"synthetic-d{days}-s{seed}"
+        if (out / "queries.jsonl").exists():
+            return load_folder(out)
+        return generate(SynthConfig(days=days, seed=seed), out)
+    if kind == "locomo":
+        from memlab.datasets.locomo import load_locomo, locomo_default_path
+
+        src = path or locomo_default_path()
+        if src is None:
+            raise LabError(
+                "LoCoMo not found: pass --path locomo-dev.json (or set MEMLAB_LOCOMO); "
+                "memlab ships the loader, not the data (CC BY-NC)"
+            )
+        return load_locomo(src)
+    if kind == "longmemeval":
+        if not path:
+            raise LabError("--path to a LongMemEval JSON file is required")
+        from memlab.datasets.longmemeval import load_longmemeval
+
+        return load_longmemeval(path)
+    raise LabError(f"dataset must be one of {', '.join(DATASETS)}; got {kind!r}")
+
+
+def _cache_dir() -> Path:
+    from memlab.paths import cache_root
+
+    return cache_root()
+
+
+def _lab(args: argparse.Namespace) -> Any:
+    """The lab of ``memlab eval`` / ``memlab sweep``: a `PresetLab`, as the library's own
+    benchmarks and the widgets use, so each system runs on the index it is defined for
+    (``memlab-best`` on porter, ``openclaw`` on unicode61) in one run; ``--fts-tokenizer``
+    is the tokenizer of the systems that do not declare their own."""
+    from memlab.eval.lab import PresetLab
+
+    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
+    return PresetLab(ds, embedder=args.embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer)
+
+
+def _systems(names: list[str], sets: list[str]) -> list[Any]:
+    from memlab.pipeline import preset
+
+    overrides = parse_set(sets)
+    out = []
+    for n in names:
+        try:
+            out.append(preset(n, **overrides))
+        except (TypeError, ValueError) as exc:
+            raise LabError(str(exc)) from exc
+    return out
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """``memlab eval``: run presets on a dataset (``run_experiment``) and print the metric
+    table with paired tests against the baseline (``openclaw`` when run); ``--save``
+    writes the experiment, ``--json`` prints it."""
+    from memlab.eval.experiment import run_experiment
+
+    presets = [p for item in (args.preset or list(DEFAULT_PRESETS)) for p in item.split(",") if p]
+    systems = _systems(presets, args.set)
+    metrics = [m for m in args.metrics.split(",") if m]
+    lab = _lab(args)
+    baseline = args.baseline if args.baseline else ("openclaw" if "openclaw" in presets else None)
+    res = run_experiment(
+        systems,
+        lab,
+        metrics,
+        baseline=baseline,
+        test=args.test,
+        pinned=args.pinned,
+        keep_runs=bool(args.save),
+    )
+    if args.save:
+        res.save(args.save)
+    if args.json:
+        print(json.dumps(res.to_json(), indent=2, default=str))
+        return 0
+    print(f"{lab!r}")
+    print(res.format(settings=not args.no_settings))
+    if args.by_category:
+        print(f"\n{metrics[0]} by category:")
+        print(res.by_category(metrics[0]).round(3).to_string())
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``memlab sweep``: the table (swept, coupled and effective weights, train mean and
+    CI, held-out mean), then the chosen setting with its ties (how many, the plateau
+    around it, the curve's spread, the rule that chose) and its held-out value;
+    ``SweepWarning`` texts go to stderr. ``--json``: table, best() in full, warnings."""
+    import warnings
+
+    from memlab.eval.sweep import SweepWarning, parse_range, sweep
+    from memlab.pipeline import preset
+
+    grid: dict[str, list[Any]] = {}
+    for item in args.param:
+        if "=" not in item:
+            raise LabError(f"--param expects name=START:STOP:STEP or name=a,b,c; got {item!r}")
+        name, spec = item.split("=", 1)
+        try:
+            grid[name.strip().replace("-", "_")] = parse_range(spec)
+        except ValueError as exc:
+            raise LabError(f"--param {item!r}: {exc}") from exc
+    base = preset(args.preset, **parse_set(args.set))
+    lab = _lab(args)
+    with warnings.catch_warnings():
+        # Printed below as plain lines (stderr), not as Python warning records.
+        warnings.simplefilter("ignore", SweepWarning)
+        try:
+            res = sweep(
+                lab,
+                base,
+                grid,
+                [args.metric],
+                train=args.train,
+                seed=args.seed,
+                couple=not args.no_couple,
+            )
+        except ValueError as exc:
+            raise LabError(str(exc)) from exc
+    best = res.best()
+    if args.json:
+        table = res.table.astype(object).where(res.table.notna(), None)
+        print(
+            json.dumps(
+                {
+                    "base": repr(base),
+                    "table": table.to_dict(orient="records"),
+                    "best": best,
+                    "coupled": res.coupled,
+                    "warnings": res.warnings,
+                    "seconds": res.seconds,
+                },
+                indent=2,
+                default=str,
+            )
+        )
+        for w in res.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        return 0
+    print(
+        f"{lab!r}; base {base!r}; {res.info['settings']} settings × {res.info['queries']} queries"
+        f" scored in {res.info['score_seconds']:.2f} s"
+    )
+    if res.coupled:
+        how = ", ".join(f"{k} = {v}" for k, v in res.coupled.items())
+        print(f"coupled: {how} in every setting (sweep both weights for a 2-D grid)")
+    eff = [c for c in ("vector_weight_eff", "text_weight_eff") if c in res.table.columns]
+    cols = [*res.setting_params, *eff, "mean", "low", "high"] + (["test_mean"] if res.train else [])
+    print(res.curve().loc[:, cols].round(4).to_string(index=False))
+    label = "train" if res.train else "all"
+    setting = ", ".join(
+        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in best["setting"].items()
+    )
+    print(
+        f"\nbest {args.metric}: {setting} — {label} {best.get('train_mean', best.get('mean')):.4f}"
+        f" [{best['low']:.4f}, {best['high']:.4f}]"
+        + (
+            f"; held-out {best['test_mean']:.4f} ({len(res.test or [])} queries)"
+            if res.train
+            else ""
+        )
+        + f"; tuned on {best['tuned_on']}"
+    )
+    if best["effective_weights"] is not None:
+        ew = best["effective_weights"]
+        print(f"  fused as vector {ew['vector_weight']:.3f} / text {ew['text_weight']:.3f}")
+    n_tied = len(best["tied"])
+    ties = f"  ties: {n_tied} of {res.info['settings']} settings within 1e-12 of the best"
+    if n_tied == 1:
+        ties = "  ties: none"
+    pl = best["plateau"]
+    if pl is not None and pl["n"] > 1:
+        ties += f"; plateau {pl['param']} {pl['low']:g}–{pl['high']:g} ({pl['n']} settings)"
+    print(ties + f"; spread over the grid {best['spread']:.4f}; chosen by: {best['rule']}")
+    sys.stdout.flush()  # the table first, then the warnings, when both go to one terminal
+    for w in res.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return 0
+
+
+BENCHMARKS = ("sweep_speed", "search_latency", "index_throughput", "quality")
+# `memlab bench --quick`, measured on the 2-core reference machine (shared with other
+# work): seconds with an empty benchmark cache, and once its corpora and indexes are cached.
+# benchmarks/_common.py QUICK_SECONDS has the per-script figures; keep the two in step.
+QUICK_SECONDS_FIRST, QUICK_SECONDS_CACHED = 80, 55
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run benchmark scripts in turn (each in its own process, as its docs describe);
+    prints each one's wall time and the total, and returns the worst exit code."""
+    import subprocess
+    import time
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks"  # memlab/cli/lab.py → repo
+    names = [args.name] if args.name else list(BENCHMARKS)
+    rc = 0
+    t_all = time.perf_counter()
+    for n in names:
+        script = root / f"{n}.py"
+        if not script.exists():
+            raise LabError(
+                f"no benchmark {n!r} (looked for {script}); choose from {', '.join(BENCHMARKS)}"
+            )
+        cmd = [sys.executable, str(script)] + (["--quick"] if args.quick else [])
+        if args.json_dir:
+            cmd += ["--json", str(Path(args.json_dir) / f"{n}.json")]
+        print(f"== {n}", flush=True)
+        t = time.perf_counter()
+        code = subprocess.call(cmd)
+        # A benchmark that failed in any way (an error, a signal: negative codes) is a
+        # runtime failure of `memlab bench` (docs/cli.md), whatever code it exited with.
+        rc = rc or (0 if code == 0 else 1)
+        print(f"== {n}: {time.perf_counter() - t:.0f} s", flush=True)
+    if len(names) > 1:
+        print(f"== all: {time.perf_counter() - t_all:.0f} s", flush=True)
+    return rc
+
+
+def _dataset_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dataset", choices=DATASETS)
+    p.add_argument("--path", help="dataset file or folder")
+    p.add_argument(
+        "--unit",
+        choices=UNITS,
+        default="chunk",
+        help="OpenClaw chunks or one turn/line per unit",
+    )
+    p.add_argument("--embedder", choices=LAB_EMBEDDERS, default="local")
+    p.add_argument(
+        "--fts-tokenizer",
+        choices=FTS_TOKENIZERS,
+        default="unicode61",
+        help="FTS5 tokenizer of the systems that do not declare one (memlab-best runs on"
+        " porter whatever this says; default unicode61, OpenClaw's)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="split seed (and synthetic seed)")
+    p.add_argument("--days", type=int, default=60, help="synthetic corpus size in days (no --path)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a pipeline parameter for every system",
+    )
+    p.add_argument("--json", action="store_true")
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the ``eval``, ``sweep`` and ``bench`` subcommands to ``memlab``'s subparsers;
+    a ``LabError`` they raise becomes a ``CliError`` (exit 2)."""
+    p = sub.add_parser(
+        "eval", help="compare presets on a dataset: recall/nDCG table with paired tests"
+    )
+    _dataset_args(p)
+    p.add_argument(
+        "--preset", action="append", help=f"system(s) to run (default {','.join(DEFAULT_PRESETS)})"
+    )
+    p.add_argument("--metrics", default="recall@6,ndcg@10,mrr")
+    p.add_argument("--baseline", default=None, help="system to test against (default openclaw)")
+    p.add_argument("--test", choices=("ttest", "randomization"), default="ttest")
+    p.add_argument(
+        "--pinned", action="store_true", help="keep each system's own maxResults (no raise to k)"
+    )
+    p.add_argument("--by-category", action="store_true")
+    p.add_argument(
+        "--no-settings",
+        action="store_true",
+        help="leave out the kw/depth/fusion/weights/min columns (each system's keyword "
+        "query mode, candidates per leg, fusion, effective weights, threshold)",
+    )
+    p.add_argument("--save", help="folder for experiment.json, per_query.csv, runs.trec")
+    p.set_defaults(func=_wrap(cmd_eval))
+
+    p = sub.add_parser(
+        "sweep", help="sweep pipeline parameters; best setting tuned on a train split"
+    )
+    _dataset_args(p)
+    p.add_argument(
+        "--param",
+        action="append",
+        required=True,
+        help="e.g. vector_weight=0:1:0.05 (repeatable: a grid)",
+    )
+    p.add_argument("--preset", default="openclaw")
+    p.add_argument("--metric", default="recall@6")
+    p.add_argument("--train", type=float, default=None, help="train fraction; the rest is held out")
+    p.add_argument(
+        "--no-couple",
+        action="store_true",
+        help="sweeping one weight keeps the other fixed (default: text_weight = 1 - vector_weight)",
+    )
+    p.set_defaults(func=_wrap(cmd_sweep))
+
+    p = sub.add_parser("bench", help="run the benchmark scripts (benchmarks/*.py)")
+    p.add_argument("name", nargs="?", help=", ".join(BENCHMARKS) + " (default: all four)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"small sizes: all four take ~{QUICK_SECONDS_FIRST} s the first time on 2 cores, "
+        f"~{QUICK_SECONDS_CACHED} s once their corpora and indexes are cached",
+    )
+    p.add_argument("--json-dir", help="write each benchmark's JSON here")
+    p.set_defaults(func=_wrap(cmd_bench))
+
+
+def _wrap(fn: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except LabError as exc:
+            raise CliError(str(exc)) from exc
+
+    return run

@@ -1,0 +1,236 @@
+"""``memlab search``: the pipeline from a preset or ``--config``, sync-or-warn, the
+results table, ``--json`` and the ``--explain`` / ``--dropped`` accounting.
+
+Module-level imports stay light (the engine is imported inside the functions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memlab.cli.common import (
+    announce_rebuild,
+    format_table,
+    load_config,
+    open_index,
+    parse_set,
+    print_json,
+)
+from memlab.errors import CliError
+
+__all__ = ["build_pipeline", "cmd_search", "parse_now"]
+
+
+def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
+    """The system ``memlab search`` runs: ``--preset`` (default ``openclaw``), or, with
+    ``--config`` and no ``--preset``, the config's own query settings
+    (``pipeline.from_config``); then ``--set`` items, then the named flags
+    (``--vector-weight`` ...), which win. An invalid value is a ``CliError`` (exit 2)."""
+    from memlab.pipeline import preset
+
+    overrides = parse_set(args.set)
+    for name in (
+        "vector_weight",
+        "text_weight",
+        "max_results",
+        "min_score",
+        "candidate_multiplier",
+    ):
+        v = getattr(args, name, None)
+        if v is not None:
+            overrides[name] = v
+    try:
+        if args.preset is None and getattr(args, "config", None):
+            # OpenClaw's own query settings (weights, maxResults, minScore, MMR, decay).
+            from memlab.pipeline import from_config
+
+            return from_config(cfg if cfg is not None else load_config(args)).replace(**overrides)
+        return preset(args.preset or "openclaw", **overrides)
+    except (TypeError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def parse_now(raw: str) -> float:
+    """``--now``: Unix seconds (``1736467200``), an ISO date (``2025-01-10``, midnight UTC)
+    or an ISO datetime (``2025-01-10T09:30``, ``...+02:00``; naive = UTC) → Unix seconds."""
+    from datetime import UTC, datetime
+
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        raise CliError(
+            f"--now {raw!r} is not a date: give Unix seconds, YYYY-MM-DD or an ISO datetime"
+            " (YYYY-MM-DDTHH:MM[:SS][+HH:MM])"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)  # dated memory files are midnight UTC too
+    return dt.timestamp()
+
+
+def _sync_for_search(index: Any, no_sync: bool) -> None:
+    """Bring the index in step before a search, or say what is stale.
+
+    A missing index, or one whose fingerprint no longer matches, is (re)built either way
+    (announced on stderr when an existing file is rebuilt). Then by default files changed
+    since the last sync are synced (an unchanged workspace costs one stat per file);
+    with ``--no-sync``, or when the sync cannot run (another writer holds the lock, the
+    index folder is read-only, the embedding provider is down), the stale files are named
+    on stderr instead.
+    """
+    from memlab.embed import EmbeddingError
+    from memlab.index import IndexLockedError
+
+    announce_rebuild(index)
+    index.ensure_synced()
+    problem = "--no-sync"
+    if not no_sync:
+        try:
+            index.ensure_synced(files=True)
+            return
+        except (IndexLockedError, OSError, EmbeddingError) as exc:
+            # The index as last synced still answers (the embedder-down case falls back to
+            # keyword search below); what it misses is named.
+            problem = f"could not sync ({exc})"
+    stale = index.stale_files()
+    if stale:
+        shown = ", ".join(stale[:10]) + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
+        print(
+            f"memlab: warning: {problem}: {len(stale)} file(s) changed since the last sync"
+            f" are searched as last indexed: {shown}",
+            file=sys.stderr,
+        )
+
+
+def _cell(c: str, v: Any) -> str:
+    """One explain cell: ``-`` for an absent value (NaN, rank −1), floats to 4 places."""
+    if v is None or (isinstance(v, float) and v != v):
+        return "-"
+    if c in ("vector_rank", "text_rank", "mmr_position"):
+        return "-" if int(v) < 0 else str(int(v))
+    if c == "decay" and isinstance(v, float) and 0 < v < 1e-3:
+        return f"{v:.3g}"  # a multiplier like 1.2e-07 must not print as 0.0000
+    return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search a workspace: sync (or warn), one search path with OpenClaw's fallbacks
+    (``memlab.tools.search_with_fallback``) for plain, ``--explain`` and ``--json`` output,
+    and ``--explain`` / ``--dropped`` accounting for every candidate
+    (``memlab.pipeline.explain``)."""
+    from memlab.pipeline import explain
+    from memlab.tools import memory_search, search_with_fallback
+
+    cfg = load_config(args)  # read once: the pipeline and the index both use it
+    pipeline = build_pipeline(args, cfg)
+    wanted = pipeline.retrieval_spec().fts_tokenizer
+    if wanted and args.fts_tokenizer is None:
+        args.fts_tokenizer = wanted  # a preset tuned on its own tokenizer (memlab-best: porter)
+    now = parse_now(args.now) if args.now is not None else None
+    explaining = args.explain or args.dropped
+    index = open_index(args, cfg)
+    with index:
+        _sync_for_search(index, args.no_sync)
+        if args.json and not explaining:
+            res = memory_search(
+                index, args.query, pipeline=pipeline, citations=args.citations, now=now
+            )
+            if res.get("warning"):
+                print(f"memlab: note: {res['warning']}", file=sys.stderr)
+            print_json(res)
+            return 0
+        out = search_with_fallback(index, pipeline, args.query, now=now)
+        ex = explain(out.pipeline, out.candidates, out.ranking) if explaining else None
+    if out.warning:
+        print(f"memlab: note: {out.warning}", file=sys.stderr)
+    p, df = out.pipeline, out.frame
+    if args.json:
+        assert ex is not None
+        rows = ex if args.dropped else ex[ex["fate"] == "returned"]
+        print_json(
+            {
+                "system": p.name,
+                "mode": ex.attrs["mode"],
+                "formula": ex.attrs["formula"],
+                "fallback": out.warning is not None,
+                **({"warning": out.warning} if out.warning else {}),
+                # NaN (a leg that did not find the chunk) as null: valid JSON.
+                "candidates": rows.drop(columns=["pos"])
+                .astype(object)
+                .where(rows.drop(columns=["pos"]).notna(), None)
+                .to_dict(orient="records"),
+            }
+        )
+        return 0
+    from memlab.rerank import snippet
+
+    if df.empty:
+        hint = f"minScore {p.min_score:g}: try --min-score 0" if p.min_score > 0 else ""
+        print(f"no results for {args.query!r} ({p.name}{'; ' + hint if hint else ''})")
+    else:
+        rows = []
+        for r in df.itertuples(index=False):
+            line = " ".join(snippet(r.text, 200).split())
+            rows.append(
+                {
+                    "#": r.rank + 1,
+                    "score": f"{r.score:.3f}",
+                    "where": f"{r.path}#L{r.start_line}-L{r.end_line}",
+                    "snippet": line[: args.width] + ("…" if len(line) > args.width else ""),
+                }
+            )
+        print(format_table(rows, ["#", "score", "where", "snippet"]))
+    if ex is None:
+        return 0
+    _print_explain(ex, p, args.dropped)
+    return 0
+
+
+def _print_explain(ex: Any, p: Any, dropped: bool) -> None:
+    """The ``--explain`` tables: every term of every returned score (they add up:
+    score = (vector_term + text_term + other) × decay + neighbor), then the dropped
+    candidates with their reason (``--dropped``) or how many there are."""
+    print(f"\nexplain ({p.name}; mode {ex.attrs['mode']}): {ex.attrs['formula']}")
+    cols = ["vector_score", "vector_rank", "vector_norm", "vector_term"]
+    cols += ["text_raw", "text_rank", "text_norm", "text_term"]
+    if (ex["other"].fillna(0).abs() > 1e-12).any():
+        cols.append("other")
+    cols += ["fused", "decay"]
+    if getattr(p, "neighbor_prev", 0) or getattr(p, "neighbor_next", 0):
+        cols.append("neighbor")
+    cols += ["score", "mmr_position"]
+    kept = ex[ex["fate"] == "returned"]
+    erows = []
+    for r in kept.to_dict(orient="records"):
+        d = {"#": int(r["rank"]) + 1, **{c: _cell(c, r[c]) for c in cols}}
+        d["selected_by"] = r["reason"]
+        erows.append(d)
+    if erows:
+        print(format_table(erows, ["#", *cols, "selected_by"]))
+    diff = p.diff()
+    print("settings: " + (", ".join(f"{k}={v}" for k, v in diff.items()) or "openclaw defaults"))
+    gone = ex[ex["fate"] == "dropped"]
+    if not dropped:
+        if len(gone):
+            print(f"{len(gone)} candidate(s) dropped (--dropped lists them with the reason)")
+        return
+    print(f"\ndropped ({len(gone)} of {len(ex)} candidates):")
+    dcols = ["vector_term", "text_term", "fused", "decay"]
+    if "neighbor" in cols:
+        dcols.append("neighbor")
+    dcols.append("score")
+    drows = [
+        {
+            "where": f"{r['path']}#L{r['start_line']}-L{r['end_line']}",
+            **{c: _cell(c, r[c]) for c in dcols},
+            "reason": r["reason"],
+        }
+        for r in gone.to_dict(orient="records")
+    ]
+    if drows:
+        print(format_table(drows, ["where", *dcols, "reason"]))

@@ -1,0 +1,219 @@
+"""The synthetic generator's base: its config, the build state and the registry of builders.
+
+``SynthConfig`` holds every parameter; ``Build`` collects the notes, questions,
+evidence spans and negatives of one run (notes are placed into files later, by
+``memlab.datasets.synthetic.writer``); ``GENERATORS`` maps each question category
+to the builder that adds its notes and questions (the builders of ``phenomena``
+register themselves with ``register``). Every random choice comes from a
+``random.Random`` stream named by (seed, stream): ``random_stream``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from memlab.datasets.synthetic import facts as fx
+from memlab.datasets.synthetic import lexicon as lx
+
+__all__ = [
+    "FORMAT_VERSION",
+    "GENERATOR",
+    "GENERATORS",
+    "MEMORY_DAY",
+    "MEMORY_PATH",
+    "PHENOMENA",
+    "Build",
+    "Builder",
+    "SynthConfig",
+    "random_stream",
+    "register",
+]
+
+PHENOMENA = ("paraphrase", "exact", "update", "redundancy", "distractor", "multi", "cjk")
+# Written into dataset.json: names the generator whatever module now holds it.
+GENERATOR = "memlab.datasets.synthetic"
+FORMAT_VERSION = 1
+MEMORY_PATH = "MEMORY.md"
+MEMORY_DAY = -1  # day index of notes that go to MEMORY.md
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """Parameters of a synthetic workspace (each phenomenon: ``memlab.datasets.synthetic``).
+
+    ``days`` daily logs end at ``end_date``; questions are asked at ``end_date``
+    + 1 day, 09:00 UTC. ``queries_per_type`` is capped per category by what the
+    lexicon supports (``Dataset.info["capacity"]``). ``cjk_fraction`` (share of
+    filler notes written in Chinese) applies only when ``"cjk"`` is in ``mix``.
+    """
+
+    days: int = 60
+    seed: int = 0
+    end_date: str = "2026-03-31"
+    notes_per_day: int = 12
+    queries_per_type: int = 20
+    mix: tuple[str, ...] = ("paraphrase", "exact", "update", "redundancy", "distractor", "multi")
+    paraphrase_strength: float = 1.0
+    update_versions: int = 3
+    redundancy_copies: int = 4
+    distractors_per_fact: int = 2
+    cjk_fraction: float = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.mix, str) or not isinstance(self.mix, tuple):
+            # A list from a CLI or JSON is fine; keep the dataclass hashable.
+            object.__setattr__(
+                self, "mix", tuple([self.mix] if isinstance(self.mix, str) else self.mix)
+            )
+        for name, low in (
+            ("days", 1),
+            ("notes_per_day", 0),
+            ("queries_per_type", 0),
+            ("update_versions", 1),
+            ("redundancy_copies", 1),
+            ("distractors_per_fact", 0),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        try:
+            dt.date.fromisoformat(self.end_date)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"end_date must be an ISO date YYYY-MM-DD, got {self.end_date!r}"
+            ) from None
+        for name in ("paraphrase_strength", "cjk_fraction"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+        unknown = [m for m in self.mix if m not in PHENOMENA]
+        if unknown:
+            raise ValueError(f"unknown phenomena in mix: {unknown}; choose from {list(PHENOMENA)}")
+        if len(set(self.mix)) != len(self.mix):
+            raise ValueError(f"mix lists a phenomenon twice: {list(self.mix)}")
+        if self.update_versions > fx.MAX_UPDATE_VERSIONS:
+            raise ValueError(
+                f"update_versions must be <= {fx.MAX_UPDATE_VERSIONS}, got {self.update_versions}"
+            )
+        if self.distractors_per_fact > fx.MAX_DISTRACTORS:
+            raise ValueError(
+                f"distractors_per_fact must be <= {fx.MAX_DISTRACTORS}, "
+                f"got {self.distractors_per_fact}"
+            )
+        # Versions and copies live on distinct days.
+        for name, phen in (("update_versions", "update"), ("redundancy_copies", "redundancy")):
+            if phen in self.mix and getattr(self, name) > self.days:
+                raise ValueError(
+                    f"{name} must be <= days ({self.days}) when {phen!r} is in mix, "
+                    f"got {getattr(self, name)}"
+                )
+
+    @property
+    def start_date(self) -> dt.date:
+        """The first daily log: ``end_date - (days - 1)``."""
+        return dt.date.fromisoformat(self.end_date) - dt.timedelta(days=self.days - 1)
+
+    @property
+    def now(self) -> float:
+        """Question time in Unix seconds: ``end_date + 1 day`` at 09:00 UTC."""
+        day = dt.date.fromisoformat(self.end_date) + dt.timedelta(days=1)
+        return dt.datetime(day.year, day.month, day.day, 9, tzinfo=dt.UTC).timestamp()
+
+
+def random_stream(seed: int, stream: str) -> random.Random:
+    """The random stream ``stream`` of run ``seed``: ``Random("memlab-synth|{seed}|{stream}")``.
+
+    Seeding with a str goes through sha512: stable across runs and platforms (unlike
+    ``hash()``), and distinct stream names give unrelated streams.
+    """
+    return random.Random(f"memlab-synth|{seed}|{stream}")
+
+
+class Build:
+    """Notes, questions and evidence under construction (notes are placed later)."""
+
+    def __init__(self, cfg: SynthConfig) -> None:
+        self.cfg = cfg
+        ent = random_stream(cfg.seed, "entities")
+        people = [f"{f} {last}" for f in lx.FIRST_NAMES for last in lx.LAST_NAMES]
+        ent.shuffle(people)
+        self.team = people[: _team_size(cfg.days)]
+        cjk = [s + g for s in lx.CJK_SURNAMES for g in lx.CJK_GIVEN]
+        ent.shuffle(cjk)
+        services = list(lx.SERVICES)
+        ent.shuffle(services)
+        self.services = services
+        self.pools: dict[str, list[str]] = {
+            "env": [f"OPENCLAW_{a}_{b}" for a in lx.ENV_A for b in lx.ENV_B],
+            "config": [
+                f"{n}.{g}.{leaf}"
+                for n in lx.CONFIG_NS
+                for g in lx.CONFIG_GROUP
+                for leaf in lx.CONFIG_LEAF
+            ],
+            "symbol": [v + n for v in lx.SYMBOL_VERBS for n in lx.SYMBOL_NOUNS],
+            "error": list(lx.ERRORS),
+            "cjk_team": cjk[:30],
+        }
+        for kind in ("env", "config", "symbol", "error"):
+            ent.shuffle(self.pools[kind])
+        self.reserved: set[str] = set()
+        self.notes: list[tuple[int, str, str]] = []  # (day or MEMORY_DAY, section, text)
+        self.queries: list[dict[str, Any]] = []
+        self.spans: list[tuple[str, int, str, str, str]] = []  # qid, note, span_id, subtopic, fact
+        self.negatives: list[tuple[str, int, str, str]] = []  # qid, note, kind, fact
+        self.count: dict[str, int] = {}
+
+    def note(self, day: int, section: str, text: str) -> int:
+        """Add a note (placed later) on ``day`` under ``section``; returns its index."""
+        self.notes.append((day, section, text))
+        return len(self.notes) - 1
+
+    def ask(self, cat: str, query: str, answer: str, spans: list[tuple[int, str, str]]) -> str:
+        """Record a question; ``spans`` are (note index, subtopic or "", fact) in order."""
+        qid = f"{cat}-{self.count.get(cat, 0):04d}"
+        self.count[cat] = self.count.get(cat, 0) + 1
+        self.queries.append({"qid": qid, "query": query, "category": cat, "answer": answer})
+        for i, (note, sub, fact) in enumerate(spans):
+            self.spans.append((qid, note, f"s{i}", sub or f"s{i}", fact))
+        return qid
+
+    def day(self, stream: random.Random, memory_share: float = 0.0) -> int:
+        """A day index drawn from ``stream``: ``MEMORY_DAY`` with probability
+        ``memory_share`` (no draw when 0), else uniform in ``[0, days)``."""
+        if memory_share and stream.random() < memory_share:
+            return MEMORY_DAY
+        return stream.randrange(self.cfg.days)
+
+
+def _team_size(days: int) -> int:
+    # Longer histories mention more people; 30 at minimum keeps names non-distinctive.
+    return min(len(lx.FIRST_NAMES) * len(lx.LAST_NAMES), max(30, days // 2))
+
+
+Builder = Callable[[Build, int], None]
+# Question category → builder adding ``n`` questions (with their notes) to a ``Build``.
+GENERATORS: dict[str, Builder] = {}
+
+
+def register(category: str) -> Callable[[Builder], Builder]:
+    """Decorator: make the function the builder of ``category`` in ``GENERATORS``.
+
+    ``category`` must be one of ``PHENOMENA`` and not registered yet (``ValueError``).
+    """
+
+    def deco(fn: Builder) -> Builder:
+        if category not in PHENOMENA:
+            raise ValueError(f"unknown category {category!r}; choose from {list(PHENOMENA)}")
+        if category in GENERATORS:
+            raise ValueError(f"a builder for {category!r} is already registered")
+        GENERATORS[category] = fn
+        return fn
+
+    return deco

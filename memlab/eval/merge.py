@@ -1,0 +1,120 @@
+"""Merging per-group candidate sets into one over a concatenated chunk table.
+
+A dataset with several workspace groups has one index per group; the lab
+retrieves each group's questions on its own index and merges the results here,
+so scoring sees one `CandidateSet` whose ``table`` is every group's chunk table
+end to end (``ChunkTable.segments`` says which index each chunk came from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from memlab.candidates import CandidateSet
+from memlab.index import ChunkTable, MemoryIndex
+
+__all__ = ["merge_candidate_sets", "merge_tables"]
+
+
+class _TextSource:
+    """Serves chunk texts for positions of a merged table, from each group's index."""
+
+    def __init__(self, indexes: list[MemoryIndex], offsets: list[int]) -> None:
+        self.indexes = indexes
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+
+    def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
+        pos = np.asarray(positions, dtype=np.int64)
+        which = np.searchsorted(self.offsets, pos, side="right") - 1
+        out: list[str] = [""] * len(pos)
+        for g in np.unique(which):
+            sel = np.nonzero(which == g)[0]
+            texts = self.indexes[g].texts(pos[sel] - self.offsets[g])
+            for i, t in zip(sel, texts, strict=True):
+                out[i] = t
+        return out
+
+
+def merge_tables(tables: Sequence[ChunkTable]) -> ChunkTable:
+    """Concatenate chunk tables (positions of table i are offset by the sizes before it)."""
+    if not tables:
+        return ChunkTable(
+            rowids=np.empty(0, np.int64),
+            ids=np.empty(0, dtype=object),
+            paths=np.empty(0, dtype=object),
+            sources=np.empty(0, dtype=object),
+            start_lines=np.empty(0, np.int64),
+            end_lines=np.empty(0, np.int64),
+            mtimes=np.empty(0),
+            vectors=None,
+        )
+    vecs = [t.vectors for t in tables]
+    vectors = None
+    if all(v is not None for v in vecs):
+        vectors = np.concatenate(vecs) if len(vecs) > 1 else vecs[0]
+    return ChunkTable(
+        rowids=np.arange(sum(len(t) for t in tables), dtype=np.int64),
+        ids=np.concatenate([t.ids for t in tables]),
+        paths=np.concatenate([t.paths for t in tables]),
+        sources=np.concatenate([t.sources for t in tables]),
+        start_lines=np.concatenate([t.start_lines for t in tables]),
+        end_lines=np.concatenate([t.end_lines for t in tables]),
+        mtimes=np.concatenate([t.mtimes for t in tables]),
+        vectors=vectors,
+        segments=np.repeat(np.arange(len(tables), dtype=np.int64), [len(t) for t in tables]),
+    )
+
+
+def merge_candidate_sets(
+    parts: Sequence[tuple[str, CandidateSet, np.ndarray]],
+    indexes: Sequence[MemoryIndex],
+    n_queries: int,
+) -> CandidateSet:
+    """Merge per-group CandidateSets into one over a concatenated table.
+
+    ``parts``: (group, candidates, dataset row of each of its queries). The
+    result's rows follow the dataset's query order (``n_queries`` rows).
+    """
+    tables = [cs.table for _, cs, _ in parts]
+    offsets = np.cumsum([0, *[len(t) for t in tables]])[:-1]
+    width = max((cs.width for _, cs, _ in parts), default=0)
+    pos = np.full((n_queries, width), -1, dtype=np.int64)
+    vs = np.full((n_queries, width), np.nan)
+    tr = np.full((n_queries, width), np.nan)
+    vr = np.full((n_queries, width), -1, dtype=np.int64)
+    kr = np.full((n_queries, width), -1, dtype=np.int64)
+    fb = np.zeros(n_queries, dtype=bool)
+    times = np.full(n_queries, np.nan)
+    qids = [""] * n_queries
+    queries = [""] * n_queries
+    for (_, cs, rows), off in zip(parts, offsets, strict=True):
+        w = cs.width
+        pos[rows, :w] = np.where(cs.pos >= 0, cs.pos + off, -1)
+        vs[rows, :w] = cs.vec_score
+        tr[rows, :w] = cs.text_raw
+        vr[rows, :w] = cs.vec_rank
+        kr[rows, :w] = cs.text_rank
+        fb[rows] = cs.keyword_fallback
+        times[rows] = cs.times
+        for r, qid, query in zip(rows, cs.qids, cs.queries, strict=True):
+            qids[r] = qid
+            queries[r] = query
+    table = merge_tables(tables)
+    merged = CandidateSet(
+        qids=qids,
+        queries=queries,
+        pos=pos,
+        vec_score=vs,
+        text_raw=tr,
+        vec_rank=vr,
+        text_rank=kr,
+        table=table,
+        depth=max((cs.depth for _, cs, _ in parts), default=0),
+        keyword_mode=parts[0][1].keyword_mode if parts else "and",
+        keyword_fallback=fb,
+        times=times,
+    )
+    merged.index = _TextSource(list(indexes), offsets.tolist())  # type: ignore[assignment]
+    return merged

@@ -1,0 +1,227 @@
+"""The named presets: each a plain `Pipeline` value (every parameter in ``repr`` and
+``get_params()``, each overridable: ``preset("openclaw", min_score=0.2)``).
+
+- ``openclaw``: OpenClaw's pinned defaults; ``openclaw-latest``: its later release
+  (MMR, decay at any depth, keyword-only hits fill spare slots).
+- the lab baselines ``wsum``, ``rrf``, ``qmd-like``, ``vector``, ``bm25``: one shared
+  candidate generation (OR keyword query), differing only in what their names say.
+- ``memlab-best`` / ``memlab-best-chunk``: tuned on LoCoMo's dev split
+  (``benchmarks/locomo_quality.py``, docs/locomo.md), with the neighbour-context and
+  heading-filter stages (``memlab.stages.context``) and a porter-stemmed FTS5 index.
+
+docs/presets.md has the table. ``from_config`` turns an OpenClaw configuration into
+its pipeline.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memlab.pipeline.base import Pipeline
+
+if TYPE_CHECKING:
+    from memlab.config import MemorySearchConfig
+
+__all__ = [
+    "LAB_KEYWORD_MODE",
+    "PRESETS",
+    "bm25_only",
+    "from_config",
+    "memlab_best",
+    "memlab_best_chunk",
+    "openclaw",
+    "openclaw_latest",
+    "preset",
+    "qmd_like",
+    "rrf_preset",
+    "vector_only",
+    "wsum_preset",
+]
+
+
+def openclaw(**overrides: Any) -> Pipeline:
+    """OpenClaw's pinned defaults: weighted sum 0.7/0.3, minScore 0.35, 6 results,
+    multiplier 4, relaxed keyword fallback, decay and MMR off."""
+    return (
+        Pipeline(name="openclaw").replace(**overrides) if overrides else Pipeline(name="openclaw")
+    )
+
+
+def openclaw_latest(**overrides: Any) -> Pipeline:
+    """OpenClaw after the pin: MMR (Jaccard, λ 0.7) and decay (30 days, dated files at
+    any depth) on, keyword-only hits fill spare slots, decay/MMR on the vector-only path."""
+    p = Pipeline(
+        name="openclaw-latest",
+        decay="latest",
+        mmr="jaccard",
+        fill_keyword_only=True,
+        rerank_vector_only=True,
+    )
+    return p.replace(**overrides) if overrides else p
+
+
+# The lab baselines (vector, bm25, wsum, rrf, qmd-like) share one candidate generation:
+# both legs, an OR keyword query over the question's non-stop words, OpenClaw's depth
+# (max_results × candidate_multiplier per leg). Any two of them therefore differ only in
+# what their names say (the leg or the fusion); the openclaw presets are whole systems as
+# OpenClaw ships them (AND keyword query, minScore 0.35). docs/presets.md has the table.
+LAB_KEYWORD_MODE = "or"
+
+
+def wsum_preset(**overrides: Any) -> Pipeline:
+    """OpenClaw's weighted sum 0.7·cosine + 0.3·|r|/(1+|r|) on the lab's shared candidates
+    (OR keyword query), with no score threshold (min_score −1: a fused score is ≥ −0.7)."""
+    p = Pipeline(name="wsum", keyword_mode=LAB_KEYWORD_MODE, min_score=-1.0)
+    return p.replace(**overrides) if overrides else p
+
+
+def rrf_preset(**overrides: Any) -> Pipeline:
+    """Reciprocal rank fusion Σ 1/(60 + rank + 1), equal weights, on the lab's shared
+    candidates (OR keyword query). RRF scores lie in (0, 2/61], so a score threshold
+    means nothing: min_score is 0."""
+    p = Pipeline(
+        name="rrf",
+        keyword_mode=LAB_KEYWORD_MODE,
+        fusion="rrf",
+        vector_weight=1.0,
+        text_weight=1.0,
+        min_score=0.0,
+    )
+    return p.replace(**overrides) if overrides else p
+
+
+def qmd_like(**overrides: Any) -> Pipeline:
+    """QMD's fusion without its LLM stages: RRF k = 60, the original query's lists
+    weighted 2.0, +0.05 / +0.02 top-rank bonus; min_score 0; the lab's shared
+    candidates (OR keyword query)."""
+    p = Pipeline(
+        name="qmd-like",
+        keyword_mode=LAB_KEYWORD_MODE,
+        fusion="rrf",
+        vector_weight=1.0,
+        text_weight=1.0,
+        rrf_top_bonus=True,
+        min_score=0.0,
+    )
+    # Weights of 2.0 on both original lists scale every RRF term equally; memlab's
+    # weights live in [0, 1], so 1.0/1.0 gives the same ranking (the bonus is then
+    # relatively twice as strong as in QMD: documented in docs/presets.md).
+    return p.replace(**overrides) if overrides else p
+
+
+def vector_only(**overrides: Any) -> Pipeline:
+    """The vector leg alone (cosine order), no threshold: a lab baseline. Its keyword
+    mode is the lab's (OR) although it reads no keyword hit, so that in an experiment it
+    ranks the very candidate set the other lab baselines rank."""
+    p = Pipeline(name="vector", keyword=False, keyword_mode=LAB_KEYWORD_MODE, min_score=-1.0)
+    return p.replace(**overrides) if overrides else p
+
+
+def bm25_only(**overrides: Any) -> Pipeline:
+    """Plain BM25: the keyword leg alone with an OR query over the query's keywords
+    (FTS5 bm25 order), no boost, no fallback and no threshold: a lab baseline."""
+    p = Pipeline(
+        name="bm25",
+        vector=False,
+        keyword_mode=LAB_KEYWORD_MODE,
+        keyword_boost=False,
+        keyword_fallback=False,
+        min_score=0.0,
+    )
+    return p.replace(**overrides) if overrides else p
+
+
+def memlab_best(**overrides: Any) -> Pipeline:
+    """The preset tuned on LoCoMo's dev split (tune half; ``benchmarks/locomo_quality.py``).
+
+    Every chunk is a candidate (depth = min(1000, max_results × 200)); OR
+    keyword query over non-stop-words on a porter-stemmed FTS5 index; each leg
+    z-scored over the query's candidates (keyword leg: |bm25| of the chunks
+    it matched; vector leg: cosine); ``0.6·z(vector) + 0.4·z(keyword)``, a
+    chunk one leg missed getting 0 (that leg's mean) there; neighbour context
+    0.5 (previous chunk) / 0.3 (next chunk); heading-only chunks dropped; no
+    score threshold (z-scores are negative below the mean, so ``min_score`` is
+    −10⁶), no decay, no MMR.
+    """
+    p = Pipeline(
+        name="memlab-best",
+        keyword_mode="or",
+        keyword_fallback=False,
+        min_score=-1e6,
+        relaxed_fallback=False,
+        candidate_multiplier=200.0,
+        max_candidates=1000,
+        fusion="wsum",
+        vector_weight=0.6,
+        text_weight=0.4,
+        text_source="bm25",
+        text_norm="zscore",
+        vector_norm="zscore",
+        neighbor_prev=0.5,
+        neighbor_next=0.3,
+        drop_headings=True,
+        fts_tokenizer="porter",
+    )
+    return p.replace(**overrides) if overrides else p
+
+
+def memlab_best_chunk(**overrides: Any) -> Pipeline:
+    """``memlab-best`` re-tuned for OpenClaw's ~400-token chunks (recall@6, same tune half).
+
+    Same stages; the grid's choice at that level: |bm25| / the query's best
+    and cosine min–max (both in [0, 1], so ``min_score`` 0 keeps everything),
+    ``0.3·vector + 0.7·keyword`` (all-MiniLM-L6-v2 reads only the first 256
+    word pieces of a chunk, so the keyword leg carries more), neighbour
+    context 0.3 / 0.3.
+    """
+    p = memlab_best(
+        name="memlab-best-chunk",
+        vector_norm="minmax",
+        text_norm="max",
+        min_score=0.0,
+        vector_weight=0.3,
+        text_weight=0.7,
+        neighbor_prev=0.3,
+        neighbor_next=0.3,
+    )
+    return p.replace(**overrides) if overrides else p
+
+
+PRESETS = {
+    "openclaw": openclaw,
+    "openclaw-latest": openclaw_latest,
+    "wsum": wsum_preset,
+    "rrf": rrf_preset,
+    "qmd-like": qmd_like,
+    "vector": vector_only,
+    "bm25": bm25_only,
+    "memlab-best": memlab_best,
+    "memlab-best-chunk": memlab_best_chunk,
+}
+
+
+def preset(name: str, **overrides: Any) -> Pipeline:
+    """A named preset (``openclaw``, ``openclaw-latest``, ``wsum``, ``rrf``,
+    ``qmd-like``, ``vector``, ``bm25``...) with optional parameter overrides."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
+    return PRESETS[name](**overrides)
+
+
+def from_config(config: MemorySearchConfig, name: str = "openclaw-config") -> Pipeline:
+    """The pipeline an OpenClaw configuration describes (weights clamped as OpenClaw does)."""
+    wv = min(1.0, max(0.0, float(config.vector_weight)))
+    wt = min(1.0, max(0.0, float(config.text_weight)))
+    return Pipeline(
+        name=name,
+        keyword=config.hybrid_enabled,
+        max_results=config.max_results,
+        min_score=config.min_score,
+        candidate_multiplier=config.candidate_multiplier,
+        vector_weight=wv,
+        text_weight=wt,
+        decay="exact" if config.decay_enabled else "off",
+        half_life_days=config.half_life_days,
+        mmr="jaccard" if config.mmr_enabled else "off",
+        mmr_lambda=config.mmr_lambda,
+    )

@@ -1,0 +1,169 @@
+"""Context stages: a chunk's neighbours in its file lend it score; heading-only chunks go.
+
+1. ``neighbor`` (``Pipeline.neighbor_prev`` / ``neighbor_next``, weights in
+   [0, 1], both 0 = off): with F the score so far (fused × decay),
+   ``final = F + max(neighbor_prev · F(previous chunk), neighbor_next ·
+   F(next chunk), 0)``, a neighbour counting 0 when it is not a candidate of
+   the query. In a chat log the turn that answers a question is often a reply
+   whose words are in the turn before.
+2. ``headings`` (``Pipeline.drop_headings``): a chunk made only of Markdown
+   heading lines (a session's ``## Session 3 — date`` line) is not a result,
+   though it still lent its score to its neighbours (it runs after ``neighbor``).
+
+Neighbours come from the chunk table alone (``ChunkTable.segments`` tells the
+indexes of a lab's merged table apart), so the engine needs nothing from the lab.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from memlab.candidates import CandidateSet
+    from memlab.index import ChunkTable
+    from memlab.pipeline import Pipeline
+
+__all__ = [
+    "HEADING_LINE",
+    "heading_chunks",
+    "headings_stage",
+    "neighbor_positions",
+    "neighbor_scores",
+    "neighbor_stage",
+]
+
+# An ATX Markdown heading line: up to 3 spaces, 1-6 '#', then a space, a tab or the end.
+HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+def neighbor_positions(
+    table: ChunkTable, offsets: Sequence[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each chunk's previous and next chunk in the same file: (prev [N], next [N]), −1 = none.
+
+    Chunk p−1 is the previous neighbour of p (and p its next) when both are in
+    the same segment (``ChunkTable.segments`` of a lab's merged table; or
+    ``offsets``, the first table positions of the merged indexes; neither = one index), have the same path, and p starts
+    after p−1 starts and at most one line after p−1 ends (adjacent lines, or
+    overlapping chunks). Tables list each file's chunks in line order, so this
+    is "the chunk before / after in the file". Cached on the table.
+    """
+    key = tuple(int(o) for o in offsets) if offsets is not None else ()
+
+    def compute(table: ChunkTable) -> tuple[np.ndarray, np.ndarray]:
+        n = len(table)
+        prev = np.full(n, -1, dtype=np.int64)
+        nxt = np.full(n, -1, dtype=np.int64)
+        if n > 1:
+            if key or table.segments is None:
+                seg = np.zeros(n, dtype=np.int64)
+                starts = [o for o in key if 0 < o < n]
+                seg[starts] = 1
+                seg = np.cumsum(seg)
+            else:
+                seg = np.asarray(table.segments, dtype=np.int64)
+            s, e = table.start_lines, table.end_lines
+            linked = (
+                (table.paths[1:] == table.paths[:-1])
+                & (seg[1:] == seg[:-1])
+                & (s[1:] > s[:-1])
+                & (s[1:] <= e[:-1] + 1)
+            )
+            idx = np.nonzero(linked)[0]
+            prev[idx + 1] = idx
+            nxt[idx] = idx + 1
+        return prev, nxt
+
+    return table.derived(("neighbors", key), compute)
+
+
+def neighbor_scores(
+    pos: np.ndarray, scores: np.ndarray, valid: np.ndarray, neighbor: np.ndarray, n_chunks: int
+) -> np.ndarray:
+    """For every candidate, its neighbour's score in the same query: [Q, C].
+
+    ``pos`` [Q, C] table positions, ``scores`` [Q, C], ``valid`` [Q, C],
+    ``neighbor`` [N] a neighbour map (`neighbor_positions`). The value is the
+    score of the candidate of the same row whose position is
+    ``neighbor[pos]``; 0 where there is no neighbour, the neighbour is not a
+    valid candidate of that row, or the candidate itself is not valid.
+    """
+    out = np.zeros(scores.shape, dtype=np.float64)
+    q, c = np.nonzero(valid)
+    if q.size == 0:
+        return out
+    p = pos[q, c]
+    key = q.astype(np.int64) * n_chunks + p
+    order = np.argsort(key, kind="stable")
+    skey = key[order]
+    sval = scores[q, c][order]
+    nb = neighbor[p]
+    want = q.astype(np.int64) * n_chunks + np.maximum(nb, 0)
+    i = np.minimum(np.searchsorted(skey, want), skey.size - 1)
+    hit = (nb >= 0) & (skey[i] == want)
+    out[q, c] = np.where(hit, np.nan_to_num(sval[i], nan=0.0), 0.0)
+    return out
+
+
+def heading_chunks(cs: CandidateSet, positions: np.ndarray) -> np.ndarray:
+    """Whether each table position holds a heading-only chunk: bool, shaped like ``positions``.
+
+    Heading-only = at least one non-blank line and every non-blank line an ATX
+    Markdown heading (``#`` to ``######`` after at most 3 spaces, then a space,
+    tab or the line end). Texts are read once per table and the answers
+    cached on it; negative positions (padding) are False.
+    """
+    table = cs.table
+    # −1 unknown, 0/1 known: filled lazily, only for positions that were candidates.
+    known: np.ndarray = table.derived("heading_only", lambda t: np.full(len(t), -1, dtype=np.int8))
+    pos = np.asarray(positions, dtype=np.int64)
+    flat = pos[pos >= 0]
+    todo = np.unique(flat[known[flat] < 0]) if flat.size else flat
+    if todo.size:
+        for p, text in zip(todo.tolist(), cs.texts(todo), strict=True):
+            lines = [ln for ln in text.splitlines() if ln.strip()]
+            known[p] = int(bool(lines) and all(HEADING_LINE.match(ln) for ln in lines))
+    return np.where(pos >= 0, known[np.maximum(pos, 0)] == 1, False)
+
+
+def neighbor_stage(
+    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """``neighbor`` (the added term, NaN where not valid) and ``final = final + neighbor``
+    with the term ``max(neighbor_prev · F(prev), neighbor_next · F(next), 0)``."""
+    valid, final = st["valid"], st["final"]
+    term = np.zeros(final.shape, dtype=np.float64)
+    if valid.any():
+        prev, nxt = neighbor_positions(cs.table)  # segments: the table knows them
+        n = len(cs.table)
+        fp = neighbor_scores(cs.pos, final, valid, prev, n)
+        fn = neighbor_scores(cs.pos, final, valid, nxt, n)
+        term = np.maximum(np.maximum(p.neighbor_prev * fp, p.neighbor_next * fn), 0.0)
+        final = np.where(valid, final + term, np.nan)
+    return {"neighbor": np.where(valid, term, np.nan), "final": final}
+
+
+def headings_stage(
+    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """``heading_only`` (the candidates removed), and ``valid``, ``final``, ``has_vec``,
+    ``has_text`` without them (``neighbor``, if present, too: NaN where not valid)."""
+    valid, final = st["valid"], st["final"]
+    if not valid.any():
+        return {"heading_only": np.zeros(final.shape, dtype=bool)}
+    heads = heading_chunks(cs, np.where(valid, cs.pos, -1)) & valid
+    valid = valid & ~heads
+    out = {
+        "heading_only": heads,
+        "valid": valid,
+        "final": np.where(valid, final, np.nan),
+        "has_vec": st["has_vec"] & valid,
+        "has_text": st["has_text"] & valid,
+    }
+    if "neighbor" in st:
+        out["neighbor"] = np.where(valid, st["neighbor"], np.nan)
+    return out

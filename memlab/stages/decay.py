@@ -1,0 +1,63 @@
+"""The temporal decay stage: ``final = fused × m`` with m the chunk's decay multiplier.
+
+``decay="exact"`` (OpenClaw's pin: dated ``memory/YYYY-MM-DD.md`` files only)
+or ``"latest"`` (dated files at any depth); ``decay_kind`` exponential
+(``m = 0.5^(age / half_life)``) or QMD's boost; evergreen files (``MEMORY.md``,
+undated notes) keep m = 1. Ages are measured from each query's own time
+(``CandidateSet.times``; the wall clock when it has none). The formulas live
+in ``memlab.rerank`` (``apply_decay``, ``file_timestamp``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memlab.candidates import now_seconds
+from memlab.rerank import apply_decay, file_timestamp
+
+if TYPE_CHECKING:
+    from memlab.candidates import CandidateSet
+    from memlab.index import ChunkTable
+    from memlab.pipeline import Pipeline
+
+
+def chunk_times(table: ChunkTable, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-chunk (timestamp seconds or NaN, evergreen) under a decay rule (``file_timestamp``
+    once per (path, source, mtime)), kept with the table (``ChunkTable.derived``)."""
+
+    def compute(t: ChunkTable) -> tuple[np.ndarray, np.ndarray]:
+        by_path: dict[tuple[str, str, float], tuple[float, bool]] = {}
+        ts = np.full(len(t), np.nan)
+        ev = np.zeros(len(t), dtype=bool)
+        for i, (p, src, m) in enumerate(zip(t.paths, t.sources, t.mtimes, strict=True)):
+            key = (p, src, m)
+            if key not in by_path:
+                stamp, e = file_timestamp(str(p), float(m) if m else None, rule, source=str(src))
+                by_path[key] = (math.nan if stamp is None else stamp, e)
+            ts[i], ev[i] = by_path[key]
+        return ts, ev
+
+    return table.derived(("times", rule), compute)
+
+
+def decay_stage(
+    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """``decay`` (the multiplier m, NaN where not valid) and ``final = fused × m``."""
+    ts, evergreen = chunk_times(cs.table, p.decay)
+    pos = np.where(cs.valid, cs.pos, 0)
+    now = now_seconds(cs.times)[:, None]
+    final, mult = apply_decay(
+        st["fused"],
+        ts[pos],
+        evergreen[pos],
+        now,
+        p.half_life_days,
+        kind=p.decay_kind,
+        weight=p.decay_weight,
+    )
+    return {"decay": np.where(st["valid"], mult, np.nan), "final": final}

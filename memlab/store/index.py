@@ -1,0 +1,371 @@
+"""``MemoryIndex``: one workspace's SQLite index, its sync and its two search legs.
+
+This class ties the store's parts together: the schema (``memlab.store.schema``), the
+identity and fingerprint (``identity``), sync and full reindex (``writer`` decides,
+``sync`` does), the chunk table (``table``) and the legs (``legs``). Vectors are float32
+blobs in ``chunks.embedding``, loaded into memory on first search and served by a
+``memlab.vectors`` engine (exact by default).
+
+Concurrency (see docs/reliability.md): one writer at a time (``DB.lock``); readers
+never write, so they never wait for a long sync; chunk rowids are never reused, so
+a reader whose cached table predates a sync can drop unknown rows instead of
+mislabelling them; each search re-checks whether another connection changed the
+index (``PRAGMA data_version``) or swapped the file (inode) and reloads if so. A
+``MemoryIndex`` object is not thread-safe: give each thread its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import memlab.store.legs as legs
+from memlab.chunking import ChunkerConfig
+from memlab.store.identity import (
+    default_db_path,
+    describe_fingerprint_change,
+    fingerprints_match,
+    index_fingerprint,
+    index_identity,
+)
+from memlab.store.schema import (
+    FTS_ONLY_MODEL,
+    IndexCorruptError,
+    db_error,
+    file_ident,
+    open_db,
+)
+from memlab.store.sync import stale_files
+from memlab.store.table import ChunkTable, fetch_texts, load_table
+from memlab.store.writer import IndexWriter
+from memlab.vocab import FTS_TOKENIZE, SOURCES, VECTOR_BACKENDS
+from memlab.workspace import MemoryFile, discover_memory_files, resolve_workspace
+
+if TYPE_CHECKING:
+    from memlab.config import MemorySearchConfig
+    from memlab.embed import Embedder
+
+__all__ = ["MemoryIndex"]
+
+
+class MemoryIndex(IndexWriter):
+    """A workspace's memory index (SQLite + an in-memory exact vector index).
+
+    ``embedder``: an ``Embedder``, a provider name for ``resolve_embedder``
+    (``"auto"``, ``"local"``, ``"hashing"``, ``"none"``...) or ``None`` for
+    keyword-only mode. The database path defaults to ``default_db_path``.
+    ``vector_backend`` picks the vector-leg engine (``VECTOR_BACKENDS``; default
+    ``"numpy"``, the exact scan at memory speed) and ``vector_params`` its options
+    (e.g. ``{"nprobe": 32}`` for ``"ivf"``; see ``memlab.vectors.make_engine``).
+    One writer at a time: ``sync`` takes an exclusive lock on ``DB.lock`` and
+    waits up to ``lock_timeout`` seconds before raising ``IndexLockedError``.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        db_path: str | os.PathLike[str] | None = None,
+        embedder: Embedder | str | None = "auto",
+        chunker: ChunkerConfig | None = None,
+        extra_paths: Sequence[str] = (),
+        sources: Sequence[str] = ("memory",),
+        sessions_dir: str | os.PathLike[str] | None = None,
+        fts_tokenizer: str = "unicode61",
+        fts_path_prefix: bool = False,
+        vector_backend: str = "numpy",
+        vector_params: dict[str, Any] | None = None,
+        cache_enabled: bool = True,
+        cache_max_entries: int | None = None,
+        lock_timeout: float = 30.0,
+        progress: bool | None = None,
+    ) -> None:
+        self.workspace = resolve_workspace(workspace)
+        if fts_tokenizer not in FTS_TOKENIZE:
+            raise ValueError(
+                f"fts_tokenizer must be one of {', '.join(FTS_TOKENIZE)}; got {fts_tokenizer!r}"
+            )
+        if vector_backend not in VECTOR_BACKENDS:
+            raise ValueError(
+                f"vector_backend must be one of {', '.join(VECTOR_BACKENDS)}; got {vector_backend!r}"
+            )
+        for s in sources:
+            if s not in SOURCES:
+                raise ValueError(f"sources must be 'memory' and/or 'sessions'; got {s!r}")
+        if isinstance(embedder, str):
+            from memlab.embed import resolve_embedder
+
+            embedder = resolve_embedder(embedder)
+        self.embedder: Embedder | None = embedder
+        self.chunker = chunker or ChunkerConfig()
+        self.extra_paths = tuple(dict.fromkeys(str(p) for p in extra_paths))
+        self.sources = tuple(sources)
+        self.sessions_dir = (
+            Path(sessions_dir).expanduser() if sessions_dir else self.workspace / "sessions"
+        )
+        self.fts_tokenizer = fts_tokenizer
+        self.fts_path_prefix = fts_path_prefix
+        self.vector_backend = vector_backend
+        self.vector_params = dict(vector_params or {})
+        self.cache_enabled = cache_enabled
+        self.cache_max_entries = cache_max_entries
+        self.lock_timeout = lock_timeout
+        self.progress = progress
+        self.db_path = (
+            Path(db_path).expanduser()
+            if db_path
+            else default_db_path(self.workspace, self.identity)
+        )
+        self._conn: sqlite3.Connection | None = None
+        self._conn_ident: tuple[int, int] | None = None
+        self._table: ChunkTable | None = None
+        self._table_version: int | None = None
+        self._ann: Any = None
+
+    # ------------------------------------------------------------------ setup
+    @classmethod
+    def from_config(
+        cls,
+        workspace: str | os.PathLike[str],
+        config: MemorySearchConfig,
+        **overrides: Any,
+    ) -> MemoryIndex:
+        """An index configured from OpenClaw settings (provider, chunking, store, sources):
+        ``cls(workspace, **memlab.config.index_options(config, **overrides))``, the one
+        translation from config to index arguments (see there for the overrides)."""
+        from memlab.config import index_options
+
+        return cls(workspace, **index_options(config, **overrides))
+
+    def __repr__(self) -> str:
+        return (
+            f"MemoryIndex(workspace={str(self.workspace)!r}, model={self.model!r}, "
+            f"chunker={self.chunker.fingerprint()!r}, db={str(self.db_path)!r})"
+        )
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def model(self) -> str:
+        """The embedding model's name, or ``fts-only`` in keyword-only mode."""
+        return self.embedder.model if self.embedder is not None else FTS_ONLY_MODEL
+
+    @property
+    def has_vectors(self) -> bool:
+        """True when an embedder is set (False in keyword-only mode)."""
+        return self.embedder is not None
+
+    @property
+    def identity(self) -> str:
+        """``index_identity`` of this index's tokenizer and embedder (its default file name)."""
+        return index_identity(
+            self.fts_tokenizer, self.embedder, fts_path_prefix=self.fts_path_prefix
+        )
+
+    def rebuild_reason(self) -> str:
+        """Why the next sync would rebuild this index (``describe_fingerprint_change``), or
+        ``""`` when the stored fingerprint matches; ``"new index"`` when there is no file."""
+        if not self.db_path.exists():
+            return "new index"
+        try:
+            stored = self.stored_fingerprint()
+        except IndexCorruptError as exc:
+            return f"rebuilt from the Markdown: {exc}"
+        return (
+            describe_fingerprint_change(stored, self.fingerprint())
+            if not fingerprints_match(stored, self.fingerprint())
+            else ""
+        )
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Everything whose change makes the stored chunks or vectors invalid
+        (``memlab.store.identity.index_fingerprint``)."""
+        return index_fingerprint(
+            self.embedder,
+            sources=self.sources,
+            extra_paths=self.extra_paths,
+            chunker=self.chunker.fingerprint(),
+            fts_tokenizer=self.fts_tokenizer,
+            fts_path_prefix=self.fts_path_prefix,
+        )
+
+    def connect(self) -> sqlite3.Connection:
+        """The (lazily opened) connection; creates the schema on a new file.
+
+        A file that is not a usable memlab index raises ``IndexUnusableError`` naming it.
+        """
+        if self._conn is None:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = open_db(self.db_path, self.fts_tokenizer)
+            self._conn_ident = file_ident(self.db_path)
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection and drop the cached table (reopened on next use)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._conn_ident = None
+        self._drop_table()
+
+    def _drop_table(self) -> None:
+        self._table = None
+        self._table_version = None
+        self._ann = None
+
+    def stored_fingerprint(self) -> dict[str, Any] | None:
+        """The fingerprint saved by the last sync (None for a new, empty index)."""
+        try:
+            row = (
+                self.connect().execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
+            )
+        except sqlite3.DatabaseError as exc:
+            raise db_error(self.db_path, exc) from exc
+        return json.loads(row[0]) if row else None
+
+    def refresh(self) -> bool:
+        """Drop the cached table when another connection changed the index since it was loaded.
+
+        Changed means: the file at ``db_path`` is another file than the one this object has
+        open (a full reindex swapped it in; the connection is reopened), or ``PRAGMA
+        data_version`` moved (another connection committed). Returns True when something was
+        dropped. Called at the start of every search (``ensure_synced``), never in the
+        middle of one, so one search works on one table.
+        """
+        if self._conn is None:
+            return False
+        if file_ident(self.db_path) != self._conn_ident:
+            self.close()
+            return True
+        if self._table is None:
+            return False
+        try:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise db_error(self.db_path, exc) from exc
+        if version != self._table_version:
+            self._drop_table()
+            return True
+        return False
+
+    def discover(self) -> list[MemoryFile]:
+        """The memory files (and session transcripts when enabled) this index covers."""
+        files: list[MemoryFile] = []
+        if "memory" in self.sources:
+            files.extend(discover_memory_files(self.workspace, self.extra_paths))
+        if "sessions" in self.sources and self.sessions_dir.is_dir():
+            for p in sorted(self.sessions_dir.glob("*.jsonl")):
+                if p.is_file() and not p.is_symlink():
+                    files.append(MemoryFile(f"sessions/{p.name}", p.absolute(), "sessions"))
+        return files
+
+    # ------------------------------------------------------------------ reading
+    def stale_files(self) -> list[str]:
+        """Memory files whose (mtime, size) differ from the last sync, new files, and
+        indexed files that are gone: sorted display paths (``[]`` = in step).
+
+        Costs one ``lstat`` per discovered file and one read of the ``files`` table; no
+        file is opened. A file rewritten with the same size within the same mtime tick is
+        not seen (as with any mtime check); ``memlab index`` hashes every file.
+        """
+        return stale_files(self.connect(), self.db_path, self.discover)
+
+    def status(self) -> dict[str, Any]:
+        """Index path and identity, fingerprint, counts, truncated chunks and whether files
+        changed since the last sync (``stale_files``)."""
+        conn = self.connect()
+        stored = self.stored_fingerprint()
+        dirty_files = self.stale_files()
+        n_files = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        n_chunks, n_trunc = conn.execute(
+            "SELECT count(*), coalesce(sum(truncated), 0) FROM chunks"
+        ).fetchone()
+        last = conn.execute("SELECT value FROM meta WHERE key='last_sync'").fetchone()
+        return {
+            "workspace": str(self.workspace),
+            "index_path": str(self.db_path),
+            "identity": self.identity,
+            "fingerprint": stored,
+            "fingerprint_current": fingerprints_match(stored, self.fingerprint()),
+            "files": n_files,
+            "chunks": n_chunks,
+            "truncated_chunks": int(n_trunc),
+            "cache_entries": conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0],
+            "last_sync": float(last[0]) if last else None,
+            "dirty": bool(dirty_files) or not fingerprints_match(stored, self.fingerprint()),
+            "dirty_files": dirty_files,
+        }
+
+    @property
+    def table(self) -> ChunkTable:
+        """The chunks as position-aligned arrays (loaded once, refreshed after ``sync``)."""
+        if self._table is None:
+            self._table, self._table_version = load_table(
+                self.connect(), self.db_path, with_vectors=self.embedder is not None
+            )
+        return self._table
+
+    def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
+        """Chunk texts for table positions (fetched from SQLite; order kept).
+
+        A chunk deleted by another connection's sync after this table was loaded (its
+        file changed during the search) comes back as ``""``; rowids are never reused,
+        so a position never yields another chunk's text.
+        """
+        pos = np.asarray(positions, dtype=np.int64)
+        if pos.size == 0:
+            return []
+        rowids = self.table.rowids[pos]
+        return fetch_texts(self.connect(), self.db_path, rowids)
+
+    # ------------------------------------------------------------------ search legs
+    def keyword_search(self, fts_query: str | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """Run an FTS5 MATCH query: (table positions, bm25 ranks), best (most negative) first.
+
+        ``fts_query`` is an FTS5 expression (see ``memlab.textquery``); ``None``
+        or a query SQLite rejects yields no hits, as OpenClaw does.
+        """
+        return legs.keyword_leg(self.connect, lambda: self.table, self.db_path, fts_query, limit)
+
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Query vectors [Q, d] (each query trimmed, as OpenClaw embeds it)."""
+        return legs.embed_queries(self.embedder, queries)
+
+    def vector_search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k by cosine (inner product of unit vectors) for a batch of query vectors.
+
+        Served by the ``vector_backend`` engine (``memlab.vectors``), built lazily from
+        the chunk table and rebuilt when the table reloads. Exact engines break score
+        ties by the lower position. Returns (positions [Q, k'], scores [Q, k']) with
+        k' = min(k, N); rows of an all-zero or non-finite query vector (not scanned), and
+        slots an approximate engine could not fill, hold position −1 and score NaN
+        (OpenClaw skips the vector side for a zero query).
+        """
+        return legs.vector_leg(self.table, self.vector_engine, query_vectors, k)
+
+    def set_vector_engine(self, engine: Any) -> None:
+        """Serve the vector leg from a prebuilt ``memlab.vectors`` engine over ``table.vectors``
+        (e.g. an IVF index tuned elsewhere) until the table next reloads after a sync."""
+        legs.check_engine(engine, self.table.vectors)
+        self._ann = engine
+
+    def vector_engine(self) -> Any:
+        """The vector-leg engine over the current table (built on first use)."""
+        if self._ann is None:
+            from memlab.vectors import make_engine
+
+            vecs = self.table.vectors
+            if vecs is None:
+                raise ValueError("keyword-only index: no vectors to search")
+            self._ann = make_engine(self.vector_backend, vecs, **self.vector_params)
+        return self._ann

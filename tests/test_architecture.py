@@ -1,0 +1,360 @@
+"""The layering of memlab, enforced (docs/architecture.md, "Layers").
+
+Pure ``ast`` over the source files (nothing of memlab is imported here), except the
+two subprocess tests at the end, which run a real search and look at ``sys.modules``.
+
+Decisions, so a failure reads as a rule and not as a whim:
+
+- Layers: engine < lab < apps; an import may only point to the same layer or down.
+  Every import counts: module level, inside a function (a lazy import is still a
+  dependency: it runs on the first call) and under ``if TYPE_CHECKING:`` (a type
+  annotation naming a lab type couples the engine to the lab just the same).
+- Import cycles: module-level and function-level imports count (a lazy import used
+  to dodge a cycle is still a cycle, only deferred to the first call); imports
+  under ``TYPE_CHECKING`` do not, since they never run and are the standard way to
+  name a type in an annotation. They still obey the layers.
+- ``from a.b import c`` is an edge to ``a.b.c`` when ``c`` is a module, else to
+  ``a.b``. A package's ``__init__`` is a node like any module; the implicit import
+  of a parent package is not an edge (a submodule of a package is always loaded
+  with it, so counting it would make every re-exporting ``__init__`` a cycle).
+  ``importlib.import_module("memlab.x")`` with a literal name is an import too. The
+  root package's lazy re-exports (``memlab.__getattr__`` over a table of names) are a
+  facade for notebooks, not imports: ``test_import_memlab_stays_light`` guards them.
+- Private names: no ``_name`` of one module used by another, in memlab/, benchmarks/
+  and scripts/ (``from memlab.x import _y``, ``memlab.x._y``, ``obj._y`` or
+  ``getattr(obj, "_y")`` where ``_y`` is defined in a different memlab module and
+  not in the one using it; ``self._y`` inherited from another module's class counts
+  too). Dunders are public. tests/ may use privates: a white-box test of a module's
+  internals belongs to that module.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# ------------------------------------------------------------------ the one table
+# Module (or package, covering everything under it) → layer. A trailing "*" matches
+# any name with that prefix (memlab.cli* covers memlab.cli and memlab.cli.lab). The
+# longest matching entry wins; a module matching nothing fails
+# test_every_module_is_classified.
+LAYERS: dict[str, str] = {
+    "memlab": "engine",  # the package itself: lazy re-exports only (checked below)
+    "memlab.workspace": "engine",
+    "memlab.chunking*": "engine",
+    "memlab.headings": "engine",
+    "memlab.embed": "engine",
+    "memlab.index": "engine",
+    "memlab.store": "engine",
+    "memlab.vectors": "engine",
+    "memlab.candidates": "engine",
+    "memlab.stages": "engine",
+    "memlab.fusion": "engine",
+    "memlab.rerank": "engine",
+    "memlab.textquery": "engine",
+    "memlab.pipeline": "engine",
+    "memlab.presets": "engine",
+    # Deprecated names of the first memlab-best (one release): it re-exports engine pieces
+    # and the lab's PresetLab, so it sits in the lab layer; no engine module imports it.
+    "memlab.presets_extra": "lab",
+    "memlab.tools": "engine",
+    "memlab.config": "engine",
+    "memlab.vocab": "engine",
+    "memlab.paths": "engine",
+    "memlab.errors": "engine",
+    "memlab.sessions": "engine",
+    "memlab.watch": "engine",
+    "memlab.eval": "lab",
+    "memlab.datasets": "lab",
+    "memlab.viz": "lab",
+    "memlab.widgets": "lab",
+    "memlab.demo": "lab",
+    "memlab.cli*": "app",
+    "memlab.labcli": "app",
+    "memlab.server": "app",
+}
+RANK = {"engine": 0, "lab": 1, "app": 2}
+# App modules `memlab search` may load: the command line itself.
+CLI = ("memlab.cli", "memlab.labcli")
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a dotted module name by the longest matching LAYERS entry, or None."""
+    best: tuple[int, str] | None = None
+    for pattern, layer in LAYERS.items():
+        if pattern.endswith("*"):
+            hit = module.startswith(pattern[:-1])
+        elif pattern == "memlab":
+            hit = module == "memlab"  # the root matches itself only, not its submodules
+        else:
+            hit = module == pattern or module.startswith(pattern + ".")
+        if hit and (best is None or len(pattern) > best[0]):
+            best = (len(pattern), layer)
+    return best[1] if best else None
+
+
+# --------------------------------------------------------------- reading sources
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def source_files(*roots: str) -> dict[str, Path]:
+    return {
+        module_name(p): p
+        for root in roots
+        for p in sorted((REPO / root).rglob("*.py"))
+        if "__pycache__" not in p.parts
+    }
+
+
+MODULES = source_files("memlab")
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module
+    path: Path
+    line: int
+    target: str  # imported module (see the docstring for `from a.b import c`)
+    names: tuple[str, ...]  # names taken by `from ... import`, else ()
+    lazy: bool  # inside a function
+    typing: bool  # under `if TYPE_CHECKING:`
+
+    def where(self) -> str:
+        return f"{self.path.relative_to(REPO)}:{self.line}"
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_module_call(node: ast.AST) -> str | None:
+    """The module named by ``importlib.import_module("x")`` or ``__import__("x")``, else None."""
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+        return None
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    arg = node.args[0].value
+    return arg if name in ("import_module", "__import__") and isinstance(arg, str) else None
+
+
+def imports_of(module: str, path: Path) -> Iterator[Import]:
+    """Every import statement of one file, with its context (lazy, TYPE_CHECKING)."""
+    is_package = path.name == "__init__.py"
+
+    def walk(nodes: Iterable[ast.AST], lazy: bool, typing: bool) -> Iterator[Import]:
+        for child in nodes:
+            if isinstance(child, ast.Import):
+                for a in child.names:
+                    yield Import(module, path, child.lineno, a.name, (), lazy, typing)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:  # relative: climb from this module's package
+                    pkg = module.split(".") if is_package else module.split(".")[:-1]
+                    pkg = pkg[: len(pkg) - (child.level - 1)]
+                    base = ".".join([*pkg, *([base] if base else [])])
+                for a in child.names:
+                    sub = f"{base}.{a.name}"
+                    target = sub if sub in MODULES else base
+                    yield Import(module, path, child.lineno, target, (a.name,), lazy, typing)
+            elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                yield from walk(child.body, lazy, True)
+                yield from walk(child.orelse, lazy, typing)
+            else:
+                if (name := _import_module_call(child)) is not None:
+                    yield Import(module, path, child.lineno, name, (), lazy, typing)
+                inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                yield from walk(ast.iter_child_nodes(child), inner, typing)
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    yield from walk(tree.body, False, False)
+
+
+def memlab_imports() -> list[Import]:
+    return [
+        imp
+        for mod, path in MODULES.items()
+        for imp in imports_of(mod, path)
+        if imp.target == "memlab" or imp.target.startswith("memlab.")
+    ]
+
+
+# ------------------------------------------------------------------------ layers
+def test_every_module_is_classified() -> None:
+    missing = sorted(m for m in MODULES if layer_of(m) is None)
+    assert not missing, f"add these modules to LAYERS in {__file__}: {missing}"
+
+
+def test_imports_point_down() -> None:
+    bad = []
+    for imp in memlab_imports():
+        src, dst = layer_of(imp.source), layer_of(imp.target)
+        if src and dst and RANK[dst] > RANK[src]:
+            how = " (TYPE_CHECKING)" if imp.typing else " (lazy)" if imp.lazy else ""
+            bad.append(f"{imp.where()} imports {imp.target}{how} ({src} → {dst})")
+    assert not bad, "imports that point up a layer:\n" + "\n".join(bad)
+
+
+# ----------------------------------------------------------------- private names
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def defined_privates(path: Path) -> set[str]:
+    """Private names a file defines: defs, classes, assigned names and self._x attributes."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.alias) and node.asname:
+            out.add(node.asname)
+    return {n for n in out if _private(n)}
+
+
+def test_no_private_names_across_modules() -> None:
+    owners: dict[str, set[str]] = {}  # private name → memlab modules defining it
+    for mod, path in MODULES.items():
+        for name in defined_privates(path):
+            owners.setdefault(name, set()).add(mod)
+    bad = []
+    for mod, path in source_files("memlab", "benchmarks", "scripts").items():
+        own = defined_privates(path)
+        for imp in imports_of(mod, path):
+            if imp.target.startswith("memlab") and imp.target != mod:
+                bad += [f"{imp.where()} imports {imp.target}.{n}" for n in imp.names if _private(n)]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute):
+                name = node.attr
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr", "setattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
+                name = node.args[1].value
+            else:
+                continue
+            others = owners.get(name, set()) - {mod}
+            if _private(name) and others and name not in own:
+                rel = path.relative_to(REPO)
+                bad.append(
+                    f"{rel}:{node.lineno} uses .{name} (defined in {', '.join(sorted(others))})"
+                )
+    assert not bad, "private names used across modules:\n" + "\n".join(sorted(set(bad)))
+
+
+# ------------------------------------------------------------------------ cycles
+def import_graph() -> dict[str, dict[str, int]]:
+    """module → {imported memlab module: first line}, runtime imports only (no TYPE_CHECKING)."""
+    graph: dict[str, dict[str, int]] = {m: {} for m in MODULES}
+    for imp in memlab_imports():
+        if not imp.typing and imp.target in MODULES and imp.target != imp.source:
+            graph[imp.source].setdefault(imp.target, imp.line)
+    return graph
+
+
+def reachable(graph: dict[str, dict[str, int]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph[m])
+    return seen
+
+
+def test_no_import_cycles() -> None:
+    # A strongly connected component = the modules that reach each other; with ~60
+    # modules one reachability walk per module is instant and easier to read than Tarjan.
+    graph = import_graph()
+    reach = {m: reachable(graph, m) for m in graph}
+    components = {
+        frozenset({m} | {n for n in reach[m] if m in reach[n]}) for m in graph if m in reach[m]
+    }
+    report = []
+    for comp in sorted(components, key=sorted):
+        edges = [
+            f"    {MODULES[a].relative_to(REPO)}:{line} imports {b}"
+            for a in sorted(comp)
+            for b, line in sorted(graph[a].items())
+            if b in comp
+        ]
+        report.append(" ↔ ".join(sorted(comp)) + "\n" + "\n".join(edges))
+    assert not report, "import cycles:\n" + "\n".join(report)
+
+
+# ------------------------------------------------------- what a search really loads
+def _run(code: str, tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / "out.json"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(out), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+SEARCH = """
+import json, sys
+from memlab.cli import main
+rc = main(["search", sys.argv[2], "when is the dentist", "--preset", sys.argv[3],
+           "--embedder", "hashing", "--db", sys.argv[4]])
+json.dump({"rc": rc, "modules": sorted(m for m in sys.modules if m.startswith("memlab"))},
+          open(sys.argv[1], "w"))
+"""
+
+
+@pytest.mark.parametrize("name", ["memlab-best", "openclaw"])
+def test_search_loads_no_lab_code(tmp_path: Path, name: str) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Health\n\nThe dentist is on Tuesday at 9.\n")
+    (ws / "memory" / "2026-11-30.md").write_text("# Notes\n\nBought milk. Called the dentist.\n")
+    got = _run(SEARCH, tmp_path, str(ws), name, str(tmp_path / "index.sqlite"))
+    assert got["rc"] == 0
+    assert "memlab.pipeline" in got["modules"]  # the search really ran
+    loaded = [
+        m
+        for m in got["modules"]
+        if layer_of(m) == "lab" or (layer_of(m) == "app" and not m.startswith(CLI))
+    ]
+    assert not loaded, f"`memlab search --preset {name}` loaded lab/app code: {loaded}"
+
+
+def test_import_memlab_stays_light(tmp_path: Path) -> None:
+    code = "import json, sys, memlab; json.dump(sorted(sys.modules), open(sys.argv[1], 'w'))"
+    modules = _run(code, tmp_path)
+    heavy = ("sentence_transformers", "torch", "sklearn", "memlab.eval")
+    loaded = [m for m in modules if m.startswith(heavy) or layer_of(m) == "lab"]
+    assert not loaded, f"`import memlab` loaded: {loaded}"
