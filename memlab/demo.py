@@ -36,11 +36,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
     from memlab.eval.experiment import ExperimentResult
-    from memlab.eval.lab import Lab, LabCandidates
+    from memlab.eval.lab import Lab
     from memlab.eval.sweep import SweepResult
     from memlab.pipeline import Pipeline
 
@@ -58,43 +57,24 @@ WIDTH = 100  # prose is wrapped at this many columns; tables are printed as they
 
 # Measured on 2 cores with the packaged model (see the README): 548 chunks,
 # 356 questions; first run ≈ 1 min, cached run seconds.
+# OpenClaw's chunker at a size all-MiniLM-L6-v2 reads whole (256 word pieces): measured on
+# the default corpus, 1 of 1,102 chunks is longer than the window at 200 tokens, 539 of 548
+# at OpenClaw's default 400.
+CHUNK_TOKENS = 200
+CHUNK_OVERLAP = 40
 DEFAULT_DAYS = 180
 DEFAULT_NOTES_PER_DAY = 60
 DEFAULT_QUERIES_PER_TYPE = 60
 
 
 def effective_share(vector_weight: float, text_weight: float) -> float:
-    """The vector leg's share of a weighted-sum fusion: ``v / (v + t)`` after OpenClaw's
-    clamping of each weight to [0, 1] (``memlab.fusion.clamp_weights``; both 0 → 0.7)."""
-    from memlab.fusion import clamp_weights
+    """The vector leg's share of a weighted-sum fusion after OpenClaw's clamp and
+    renormalisation (``Pipeline.effective_weights``: v / (v + t), both 0 → 0.7)."""
+    from memlab.presets import wsum_preset
 
-    return float(clamp_weights(float(vector_weight), float(text_weight))[0])
-
-
-def ranked_ids(lc: LabCandidates, system: Pipeline) -> np.ndarray:
-    """The chunk ids a system returns, [questions, max_results] (``""`` = no result).
-
-    Chunk ids (not candidate columns) are compared, so two systems are found
-    identical also when they rank different candidate sets (AND vs OR)."""
-    import numpy as np
-
-    r = system.rank(lc.cs)
-    cols = r.columns
-    safe = np.where(cols >= 0, cols, 0)
-    pos = np.take_along_axis(lc.cs.pos, safe, axis=1)
-    ids = np.asarray(lc.cs.table.ids, dtype=object)
-    out = np.where(cols >= 0, ids[np.maximum(pos, 0)] if ids.size else "", "")
-    return out.astype(object)
-
-
-def identical_groups(rankings: dict[str, np.ndarray]) -> list[list[str]]:
-    """Groups (input order, 2 or more names) of systems whose returned chunks are the same,
-    in the same order, on every question: one system under several names."""
-    groups: dict[Any, list[str]] = {}
-    for name, ids in rankings.items():
-        key = (ids.shape, tuple(map(tuple, ids.tolist())))
-        groups.setdefault(key, []).append(name)
-    return [g for g in groups.values() if len(g) > 1]
+    return wsum_preset(
+        vector_weight=float(vector_weight), text_weight=float(text_weight)
+    ).effective_weights()[0]
 
 
 def wrap_lines(text: str, width: int = WIDTH) -> str:
@@ -270,7 +250,7 @@ def _table(
             "fusion": (
                 s.fusion if (s.keyword and s.vector) else ("vector" if s.vector else "keyword")
             ),
-            "minScore": "0.35" if s.min_score == 0.35 else "none",
+            "minScore": f"{s.min_score:g}" if s.min_score > 0 else "none",
             METRIC: float(x.mean()),
             "low": low,
             "high": high,
@@ -303,7 +283,7 @@ def _table(
                 METRIC: f"{r[METRIC]:.3f}",
                 "95% CI": _ci(r["low"], r["high"]),
                 "Δ vs 0.7/0.3": "—" if base_row else _signed(r["delta"]),
-                "95% CI of Δ": "—" if base_row else _ci(r["d_low"], r["d_high"], signed=True),
+                "95% CI of Δ*": "—" if base_row else _ci(r["d_low"], r["d_high"], signed=True),
                 "p (Holm)": "—" if base_row else _fmt_p(r["p_holm"]),
                 "better/same/worse": "—" if base_row else r["wtl"],
                 **{m: f"{r[m]:.3f}" for m in METRICS[1:]},
@@ -344,8 +324,8 @@ def run_demo(
     (question vectors), ``out/sweep_vector_weight.png`` and
     ``out/recall_by_category.png``.
     """
-    import numpy as np
 
+    from memlab.chunking import ChunkerConfig
     from memlab.datasets.synthetic import SynthConfig
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
@@ -379,7 +359,7 @@ def run_demo(
     lab = Lab(
         ds,
         embedder=cached,
-        unit="chunk",
+        unit=ChunkerConfig("openclaw", CHUNK_TOKENS, CHUNK_OVERLAP),
         index_dir=out / "index",
         progress=False if quiet else progress,
     )
@@ -391,15 +371,14 @@ def run_demo(
         f"[2/6] index: {st['chunks']} chunks from {st['files']} files with {idx.model}"
         f" and {new_queries} new question embeddings ({time.perf_counter() - t1:.1f}\u00a0s)"
     )
-    if st["truncated_chunks"]:
-        window = getattr(lab.embedder, "max_seq_length", None)
-        say(
-            f"      {st['truncated_chunks']} of {st['chunks']} chunks (OpenClaw's 400-token"
-            f" chunks) exceed the model's window"
-            + (f" of {window} word pieces" if window else "")
-            + " and are embedded from their start, as OpenClaw does: evidence past the"
-            " window is invisible to the vector leg (a longer-window model sees whole chunks)"
-        )
+    say(
+        f"      chunks: OpenClaw's chunker at {CHUNK_TOKENS} tokens (overlap {CHUNK_OVERLAP}), not"
+        f" its default 400: {idx.model} reads at most 256 word pieces, so a 400-token chunk"
+        " would be cut before it is embedded (OpenClaw's own embedders read whole chunks) and"
+        " the weight would be tuned against truncation, not against the vector leg"
+        f" (notebook 06 measures that cost); {st['truncated_chunks']} of {st['chunks']} chunks"
+        " are longer than the window here."
+    )
 
     # --- why the weight question needs an OR keyword leg
     shipped = preset("openclaw").replace(name=SHIPPED)
@@ -420,7 +399,7 @@ def run_demo(
     train, test = split_queries(
         ds.queries["qid"].tolist(), 0.5, seed=seed, strata=ds.queries["category"].tolist()
     )
-    base = shipped.replace(name="wsum", keyword_mode="or", min_score=0.0)
+    base = preset("wsum")  # 0.7/0.3 on the lab's OR candidates, no threshold
     with warnings.catch_warnings(record=True) as caught:
         # Printed once, in the tuning summary, instead of as a Python warning.
         warnings.simplefilter("always")
@@ -439,35 +418,28 @@ def run_demo(
     say(tuning_summary(sw, best, base, tuned))
 
     # --- held-out comparison
-    default = base.replace(name=BASELINE, vector_weight=0.7, text_weight=0.3)
-    candidates = [
-        preset("vector", keyword_mode="or"),
-        preset("bm25"),
-        shipped,
-        default,
-        preset("rrf", keyword_mode="or", rrf_k=60.0),
-    ]
+    default = base.replace(name=BASELINE)
+    candidates = [preset("vector"), preset("bm25"), shipped, default, preset("rrf")]
     # The sweep moves only the weights, so the effective share decides "same system"
     # (1 − 0.7 is 0.30000000000000004: compare numbers, not objects).
     same_setting = abs(w_tuned - 0.7) < 1e-9
     if not same_setting:
         candidates.append(tuned)
-    cands = lab.candidates_for(candidates)
-    first = next(iter(cands.values()))
-    rows = np.array([i for i, q in enumerate(first.qids) if q in set(test)], dtype=np.int64)
-    rankings = {s.name: ranked_ids(cands[s.name].subset(rows), s) for s in candidates}
-    groups = identical_groups(rankings)
+    # One system under two names is shown once: run_experiment finds the systems whose
+    # returned chunks are the same on every held-out question (info["identical_rankings"]).
+    first = run_experiment(candidates, lab, METRICS, baseline=BASELINE, queries=test, alpha=ALPHA)
     drop: dict[str, str] = {}  # a repeated system → the row it is shown under
     labels: dict[str, str] = {}
     notes = []
-    for g in groups:
+    for g in first.info["identical_rankings"]:
         keep = BASELINE if BASELINE in g else g[0]
         others = [n for n in g if n != keep]
         drop.update(dict.fromkeys(others, keep))
         labels[keep] = " = ".join([keep, *others])
         notes.append(
             f"      {' and '.join(g)} return the same chunks in the same order on every one of"
-            f" the {len(rows)} held-out questions: one system, shown once as {labels[keep]!r}"
+            f" the {int(first.table.loc[BASELINE, 'n'])} held-out questions: one system, shown"
+            f" once as {labels[keep]!r}"
         )
     systems = [s for s in candidates if s.name not in drop]
     res = run_experiment(
@@ -499,8 +471,9 @@ def run_demo(
         f" the other rows share one OR candidate set."
     )
     say(
-        f"CIs: percentile bootstrap over questions ({N_RESAMPLES} resamples); p: paired t-test,"
-        f" Holm-corrected over the {len(systems) - 1} comparisons; better/same/worse: questions."
+        f"CIs: percentile bootstrap over questions ({N_RESAMPLES} resamples; * not adjusted for"
+        f" multiple comparisons); p: paired t-test, Holm-corrected over the {len(systems) - 1}"
+        f" comparisons; better/same/worse: questions."
     )
 
     # --- the key test: tuned vs 0.7/0.3
@@ -555,14 +528,11 @@ def run_demo(
             f" better on {wins}, same on {ties}, worse on {losses} questions; {verdict}."
         )
     vec_alone = float(wide[drop.get("vector", "vector")].mean())
-    scope = f"      Scope: one seeded synthetic corpus and {idx.model}"
-    if st["truncated_chunks"] > st["chunks"] / 2:
-        scope += (
-            f", whose window cuts {st['truncated_chunks']} of {st['chunks']} chunks: the vector"
-            f" leg is weak here ({METRIC} {vec_alone:.3f} alone), which pulls the tuned weight"
-            " toward the keyword leg"
-        )
-    say(scope + ".")
+    say(
+        f"      Scope: one seeded synthetic corpus, {idx.model}, {CHUNK_TOKENS}-token chunks;"
+        f" the vector leg alone reaches {METRIC} {vec_alone:.3f}. A finding for this corpus and"
+        " model, not a default: check it on your data (memlab sweep, notebook 02)."
+    )
 
     # --- per phenomenon
     by_cat = res.by_category(METRIC)

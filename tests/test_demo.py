@@ -178,7 +178,7 @@ def test_table_delta_and_ci_match_per_query_values(demo_run: dict) -> None:
         assert cells["95% CI"] == f"[{low:.3f}, {high:.3f}]"
         if cells["system"] != "wsum-0.7/0.3":
             d = x - base
-            dl, dh = (v.replace("−", "-") for v in cells["95% CI of Δ"].strip("[]").split(", "))
+            dl, dh = (v.replace("−", "-") for v in cells["95% CI of Δ*"].strip("[]").split(", "))
             assert float(cells["Δ vs 0.7/0.3"].replace("−", "-")) == pytest.approx(
                 d.mean(), abs=5e-4
             )

@@ -93,6 +93,26 @@ def test_unchanged_workspace_costs_a_stat_per_file(
     monkeypatch.setattr(index_mod, "read_memory_file", no_reads)
     assert idx.ensure_synced(files=True) is None
 
+    # ... and costs about one stat per memory file (the walk's scandir gives the types).
+    n_files = len(idx.discover())
+    calls: list[str] = []
+    real_lstat, real_stat = os.lstat, os.stat
+
+    def counting_lstat(path: object, *a: object, **k: object) -> os.stat_result:
+        calls.append(str(path))
+        return real_lstat(path, *a, **k)  # type: ignore[arg-type]
+
+    def counting_stat(path: object, *a: object, **k: object) -> os.stat_result:
+        calls.append(str(path))
+        return real_stat(path, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting_lstat)
+    monkeypatch.setattr(os, "stat", counting_stat)
+    assert idx.ensure_synced(files=True) is None
+    per_file = [c for c in calls if c.endswith(".md")]
+    assert len(per_file) <= n_files + 2, per_file  # the root files are checked once more
+    assert len(calls) <= n_files + 30, calls  # plus a fixed few: index file, folders
+
 
 # ---------------------------------------------------------------------- one index per identity
 def test_alternating_presets_reuses_one_index_per_identity(

@@ -73,6 +73,45 @@ def test_explain_reproduces_every_score_of_every_preset(index: MemoryIndex, name
     if p.neighbor_prev or p.neighbor_next:
         assert ex.attrs["formula"].endswith("+ neighbor")
         assert (ex["neighbor"].fillna(0) > 0).any()
+    assert_other_is_only_what_the_fusion_adds(p, ex, r.mode)
+
+
+def assert_other_is_only_what_the_fusion_adds(p: Pipeline, ex: pd.DataFrame, mode: str) -> None:
+    """``other`` is not a plug that makes any formula add up: it is 0 for a weighted sum and
+    plain RRF, QMD's top-rank bonus (0.05 / 0.02 / 0) with it, 0 without a keyword boost."""
+    other = ex.loc[ex["score"].notna(), "other"].to_numpy()
+    if mode == "hybrid" and p.fusion == "rrf" and p.rrf_top_bonus:
+        bonus = np.array([0.0, 0.02, 0.05])
+        assert np.abs(other[:, None] - bonus[None, :]).min(axis=1).max() <= 1e-12
+    elif (mode == "hybrid" and p.fusion in ("wsum", "rrf")) or (
+        mode == "keyword" and not p.keyword_boost
+    ):
+        np.testing.assert_allclose(other, 0.0, rtol=0, atol=1e-12)
+    if mode == "keyword":  # the formula names the boost only when there is one
+        assert ("boost" in ex.attrs["formula"]) == p.keyword_boost
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"vector_weight": 0.5, "text_weight": 0.25},  # renormalised to 0.667 / 0.333
+        {"vector_weight": 0.0, "text_weight": 0.0},  # OpenClaw's rule: both 0 → 0.7 / 0.3
+        {"fusion": "rrf", "vector_weight": 0.9, "text_weight": 0.2},  # RRF: weights as given
+    ],
+)
+def test_explain_terms_use_the_effective_weights(index: MemoryIndex, overrides: dict) -> None:
+    p = preset("wsum", **overrides)
+    cs = p.retrieve(index, QUERIES, qids=[f"q{i}" for i in range(len(QUERIES))])
+    r = p.rank(cs)
+    ex = explain(p, cs, r)
+    assert_explain_adds_up(p, ex, ranking_frame(cs, r))
+    assert_other_is_only_what_the_fusion_adds(p, ex, r.mode)
+    wv, wt = p.effective_weights()
+    both = ex[(ex["vector_rank"] >= 0) & (ex["text_rank"] >= 0) & ex["score"].notna()]
+    assert len(both)
+    if p.fusion == "wsum":
+        np.testing.assert_allclose(both["vector_term"], wv * both["vector_norm"], atol=1e-12)
+        np.testing.assert_allclose(both["text_term"], wt * both["text_norm"], atol=1e-12)
 
 
 def test_active_stages_name_what_each_system_runs() -> None:

@@ -134,7 +134,9 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
     the two terms: RRF's top-rank bonus, the keyword-only boost)."""
     wv, wt = explain_weights(pipeline)
     if mode == "keyword":
-        fused = "fused = text_norm + other (keyword-only boost)"
+        fused = "fused = text_norm" + (
+            " + other (keyword-only boost)" if pipeline.keyword_boost else " (keyword-only mode)"
+        )
     elif mode == "vector":
         fused = "fused = vector_norm (vector-only mode)"
     elif pipeline.fusion == "wsum":
