@@ -364,3 +364,17 @@ def test_remote_embedder_down_still_answers_by_keyword(
     assert len(server.requests) > n_before  # it did try the provider
     code, out, err = run("search", str(ws), "gateway", "--config", str(cfg), "--json")
     assert code == 0 and json.loads(out)["results"]
+
+
+def test_a_vector_only_preset_without_an_embedder_is_refused(small_workspace: Path) -> None:
+    code, out, err = run(
+        "search", str(small_workspace), "gateway", "--preset", "vector", "--embedder", "none"
+    )
+    assert code == 2 and out == ""
+    assert "reads only the vector leg" in err and "--embedder none" in err
+
+
+def test_get_past_the_end_says_why_nothing_printed(small_workspace: Path) -> None:
+    code, out, err = run("get", str(small_workspace), "MEMORY.md", "--from", "5000")
+    assert code == 0 and out == ""
+    assert "MEMORY.md has no line 5000" in err

@@ -246,6 +246,9 @@ def cmd_get(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.json:
         return 0
+    if res["text"] == "" and args.from_ is not None:
+        # OpenClaw answers "" past the end of a file; a person is told why nothing printed.
+        print(f"memlab: note: {res['path']} has no line {args.from_}", file=sys.stderr)
     sys.stdout.write(res["text"])
     if res["text"] and not res["text"].endswith("\n"):
         sys.stdout.write("\n")

@@ -243,7 +243,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         ew = best["effective_weights"]
         print(f"  fused as vector {ew['vector_weight']:.3f} / text {ew['text_weight']:.3f}")
     n_tied = len(best["tied"])
-    ties = f"  ties: {n_tied} of {res.info['settings']} settings within 1e-12 of the best"
+    ties = (
+        f"  ties: {n_tied} of {res.info['settings']} settings within"
+        f" {res.info.get('tie_tolerance', 1e-12):g} of the best"
+    )
     if n_tied == 1:
         ties = "  ties: none"
     pl = best["plateau"]

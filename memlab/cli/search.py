@@ -134,6 +134,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     now = parse_now(args.now) if args.now is not None else None
     explaining = args.explain or args.dropped
     index = open_index(args, cfg)
+    if not pipeline.keyword and not index.has_vectors:
+        raise CliError(
+            f"{pipeline.name} reads only the vector leg, but this index has no embedder"
+            " (--embedder none): choose an embedder, or a preset with a keyword leg"
+            " (openclaw, bm25, ...)"
+        )
     with index:
         _sync_for_search(index, args.no_sync)
         if args.json and not explaining:

@@ -387,7 +387,7 @@ def sweep(
         if bad:
             raise ValueError(
                 f"{src} values {bad} are outside [0, 1]: the sweep sets "
-                f"{COUPLING[src]} = 1 - {src}; give both weights in the grid, or couple=False"
+                f"{COUPLING[src]} = 1 - {src}; give both weights in the grid, or couple=False (memlab sweep --no-couple)"
             )
         coupled[COUPLING[src]] = f"1 - {src}"
         sources = {COUPLING[src]: src}
