@@ -16,6 +16,8 @@ FTS_TOKENIZE: dict[str, str] = {
     "porter": "porter unicode61",
 }
 FTS_TOKENIZERS: tuple[str, ...] = tuple(FTS_TOKENIZE)
+# The FTS tokenizers OpenClaw 2026.9.6 offers (store.fts.tokenizer; memlab.openclaw_current).
+OPENCLAW_CURRENT_TOKENIZERS: tuple[str, ...] = ("unicode61", "trigram")
 # Vector-leg engines (memlab.vectors): "numpy" the exact scan at memory speed; "faiss"
 # exact too; "fp16"/"sq8" quantised scans re-scored exactly; "ivf"/"hnsw" approximate.
 VECTOR_BACKENDS: tuple[str, ...] = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
@@ -25,6 +27,8 @@ CHUNKERS: tuple[str, ...] = ("openclaw", "openclaw-exact", "heading", "line")
 UNITS: tuple[str, ...] = ("chunk", "turn")
 # Index sources (OpenClaw's memorySearch.sources).
 SOURCES: tuple[str, ...] = ("memory", "sessions")
+# memory_search's `corpus` argument through `memlab mcp` (memlab.server).
+MCP_CORPORA: tuple[str, ...] = ("memory", "sessions", "all")
 
 # ----------------------------------------------------------------- embedders
 # Providers memlab can run (memlab.embed.resolve_embedder).
@@ -36,6 +40,9 @@ CONFIG_PROVIDERS: tuple[str, ...] = (*EMBED_PROVIDERS, "gemini", "voyage", "mist
 CLI_EMBEDDERS: tuple[str, ...] = ("auto", "local", "hashing", "none")
 # --embedder choices of the lab commands.
 LAB_EMBEDDERS: tuple[str, ...] = ("local", "hashing", "none")
+# How the local model runs (memlab.embed.resolve_embedder backend=): torch through
+# sentence-transformers, or onnxruntime (memlab.embed.onnx: no torch on the query path).
+LOCAL_BACKENDS: tuple[str, ...] = ("torch", "onnx")
 
 # ------------------------------------------------------------------ pipeline
 KEYWORD_MODES: tuple[str, ...] = ("and", "or")
@@ -63,6 +70,11 @@ DECAY_RULES: tuple[str, ...] = ("off", "exact", "latest")
 DECAY_KINDS: tuple[str, ...] = ("exponential", "qmd")
 MMR_KINDS: tuple[str, ...] = ("off", "jaccard", "embedding")
 CITATION_MODES: tuple[str, ...] = ("auto", "on", "off")
+# Steps after which MEMLAB_DOCTOR_CRASH_AFTER kills `memlab doctor --fix` (memlab.doctor, tests).
+DOCTOR_CRASH_STEPS: tuple[str, ...] = (
+    *("repair-dir", "archive-dir", "archive-partial", "archive-tmp", "archive"),
+    *("append-partial", "append-tmp", "append", "remove"),
+)
 
 # ----------------------------------------------------------------------- lab
-DATASETS: tuple[str, ...] = ("synthetic", "locomo", "longmemeval", "folder")
+DATASETS: tuple[str, ...] = ("synthetic", "locomo", "beam", "longmemeval", "folder")

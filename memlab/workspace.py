@@ -142,6 +142,9 @@ def _walk_md(folder: Path) -> Iterator[Path]:
             continue
 
 
+walk_md_files = _walk_md  # public name: other discovery rules walk with the same hardening
+
+
 def discover_memory_files(
     workspace: str | os.PathLike[str],
     extra_paths: Sequence[str | os.PathLike[str]] = (),

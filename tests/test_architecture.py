@@ -61,6 +61,7 @@ LAYERS: dict[str, str] = {
     "memlab.fusion": "engine",
     "memlab.rerank": "engine",
     "memlab.textquery": "engine",
+    "memlab.openclaw_current": "engine",
     "memlab.pipeline": "engine",
     "memlab.presets": "engine",
     # Deprecated names of the first memlab-best (one release): it re-exports engine pieces
@@ -73,6 +74,7 @@ LAYERS: dict[str, str] = {
     "memlab.errors": "engine",
     "memlab.sessions": "engine",
     "memlab.watch": "engine",
+    "memlab.doctor": "engine",
     "memlab.eval": "lab",
     "memlab.datasets": "lab",
     "memlab.viz": "lab",

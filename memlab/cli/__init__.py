@@ -1,12 +1,13 @@
 """The ``memlab`` command line: index, search and inspect a workspace; run the lab.
 
-Subcommands: files, chunk, index, status, watch, search, get, synth, eval,
-sweep, bench, demo. ``memlab SUBCOMMAND --help`` describes each.
+Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, synth,
+eval, sweep, bench, demo. ``memlab SUBCOMMAND --help`` describes each.
 
 The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
 table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
 chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
-(search), :mod:`memlab.cli.lab` (eval, sweep, bench); this module builds the
+(search), :mod:`memlab.cli.doctor` (doctor), :mod:`memlab.cli.server` (mcp),
+:mod:`memlab.cli.lab` (eval, sweep, bench); this module builds the
 parser and runs a command (``memlab = "memlab.cli:main"``; ``python -m
 memlab.cli`` runs :mod:`memlab.cli.__main__`). Module-level imports are the
 standard library and these light modules only, so ``memlab --help`` stays fast.
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 
 from memlab import __version__
 from memlab.cli.common import DeferredParser, add_index_options, parse_set, parse_value
+from memlab.cli.doctor import add_parser as add_doctor_parser
 from memlab.cli.engine import (
     add_demo_arguments,
     cmd_chunk,
@@ -35,6 +37,7 @@ from memlab.cli.engine import (
 )
 from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import cmd_search, parse_now
+from memlab.cli.server import add_parser as add_mcp_parser
 from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
 from memlab.vocab import CHUNKERS, CITATION_MODES, VECTOR_BACKENDS
 from memlab.vocab import CLI_EMBEDDERS as EMBEDDERS
@@ -200,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_demo)
 
+    add_mcp_parser(sub)
+    add_doctor_parser(sub)
     add_lab_parsers(sub)
     return parser
 

@@ -42,7 +42,8 @@ class LabError(Exception):
 def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) -> Any:
     """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
     the user cache when no path is given), ``locomo`` (the dev split JSON; default
-    ../shared/datasets/locomo), ``longmemeval`` (its JSON), ``folder`` (memlab's format).
+    ../shared/datasets/locomo), ``beam`` (the BEAM folder; default ../shared/datasets/beam),
+    ``longmemeval`` (its JSON), ``folder`` (memlab's format).
 
     Nothing is written into ``path``: a ``synthetic`` path that holds no corpus
     (no ``queries.jsonl``: a real workspace, a mistyped path) is refused with a
@@ -87,6 +88,16 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
                 "memlab ships the loader, not the data (CC BY-NC)"
             )
         return load_locomo(src)
+    if kind == "beam":
+        from memlab.datasets.beam import beam_default_path, load_beam
+
+        src = path or beam_default_path()
+        if src is None:
+            raise LabError(
+                "BEAM not found: pass --path to the BEAM folder (or set MEMLAB_BEAM); "
+                "memlab ships the loader, not the data (CC BY-SA)"
+            )
+        return load_beam(src)
     if kind == "longmemeval":
         if not path:
             raise LabError("--path to a LongMemEval JSON file is required")

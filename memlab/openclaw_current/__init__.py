@@ -1,0 +1,66 @@
+"""OpenClaw as it runs in release 2026.9.6 (npm ``openclaw@2026.9.6``, commit eb377ac5), exact.
+
+The release's own functions, one per rule of ``openclaw-current.md``, so a notebook
+or a golden test can call each of them alone: ranking (§5–§9) in
+:mod:`~memlab.openclaw_current.ranking` and :mod:`~memlab.openclaw_current.hybrid`;
+discovery and trust (§1) in :mod:`~memlab.openclaw_current.files`; chunking and
+annotations (§2, §8, §9) in :mod:`~memlab.openclaw_current.chunks`; trigger recall
+(§10) in :mod:`~memlab.openclaw_current.triggers`.
+"""
+
+from __future__ import annotations
+
+from memlab.openclaw_current.chunks import (
+    Annotations,
+    CurrentChunk,
+    chunk_markdown,
+    estimate_chars,
+    parse_annotations,
+    split_curated_entries,
+    strip_annotations,
+)
+from memlab.openclaw_current.files import CurrentMemoryFile, list_memory_files
+from memlab.openclaw_current.hybrid import rank_hits
+from memlab.openclaw_current.ranking import (
+    bm25_rank_to_score,
+    build_fts_query,
+    date_from_path,
+    decay_multiplier,
+    expansion_keywords,
+    importance_multiplier,
+    is_evergreen,
+    keyword_boost,
+    mmr_rerank,
+    mmr_tokenize,
+    path_specificity,
+    project_multiplier,
+)
+from memlab.openclaw_current.triggers import TriggerEntry, TriggerMatch, trigger_matches
+
+__all__ = [
+    "Annotations",
+    "CurrentChunk",
+    "CurrentMemoryFile",
+    "TriggerEntry",
+    "TriggerMatch",
+    "bm25_rank_to_score",
+    "build_fts_query",
+    "chunk_markdown",
+    "date_from_path",
+    "decay_multiplier",
+    "estimate_chars",
+    "expansion_keywords",
+    "importance_multiplier",
+    "is_evergreen",
+    "keyword_boost",
+    "list_memory_files",
+    "mmr_rerank",
+    "mmr_tokenize",
+    "parse_annotations",
+    "path_specificity",
+    "project_multiplier",
+    "rank_hits",
+    "split_curated_entries",
+    "strip_annotations",
+    "trigger_matches",
+]

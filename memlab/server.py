@@ -1,0 +1,344 @@
+"""``memlab mcp``: a workspace's memory served over the Model Context Protocol.
+
+Three tools, built on the official Python SDK (``mcp`` >= 2, ``MCPServer``):
+
+- ``memory_search`` — ``memlab.tools.memory_search`` (OpenClaw's arguments ``query``,
+  ``maxResults``, ``minScore``, plus ``corpus``: ``memory``, ``sessions`` or ``all``) with
+  the pipeline the command line would run;
+- ``memory_get`` — ``memlab.tools.memory_get`` (``path``, ``from``, ``lines``), with the
+  path rules of ``memlab get``: a refused path answers ``{error: "path required", path}``;
+- ``memory_status`` — index path, identity, file and chunk counts, stale files, the
+  watcher's last sync.
+
+Freshness and concurrency. Two ``MemoryIndex`` objects: the *writer* belongs to a
+``memlab.watch`` thread (settle + debounce, then an incremental sync); the *reader*
+answers every tool call under one lock (a ``MemoryIndex`` is not thread-safe; a search
+holds it for milliseconds). SQLite runs in WAL mode and the writer holds ``DB.lock``,
+so a search never waits for a sync: the wait bound is 0 s (``SYNC_WAIT_S``). A search
+made while files changed since the last sync is answered from the index as last
+synced, with a ``warning`` naming the stale files; the watcher picks them up within
+``settle + debounce``.
+
+HTTP: Streamable HTTP on ``127.0.0.1`` unless told otherwise, with the SDK's
+DNS-rebinding protection (``Host`` and ``Origin`` checked against the listening host
+and loopback names: 421 / 403 otherwise) and, with a token, bearer authentication
+through the SDK's ``TokenVerifier`` (401 without the token).
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import socket
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field  # module level: the SDK evaluates the tools' annotations here
+
+from memlab.vocab import MCP_CORPORA
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from memlab.index import MemoryIndex, SyncReport
+    from memlab.pipeline import Pipeline
+
+__all__ = ["SYNC_WAIT_S", "MemoryService", "build_server", "serve_http", "serve_stdio"]
+
+# How long a search may wait for a sync, in seconds: never (see the module docstring).
+SYNC_WAIT_S = 0.0
+# How old the stale-files list a search reports may be, in seconds.
+STALE_CHECK_S = 1.0
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MCP_PATH = "/mcp"
+KW = inspect.Parameter.KEYWORD_ONLY
+GET_FROM = Annotated[int | None, Field(alias="from", description="first line, 1-based")]
+
+
+class MemoryService:
+    """The state behind the tools: a reader index under a lock, a watcher with its own
+    writer index, the pipeline and the ``memory_get`` extra paths.
+
+    ``start()`` syncs once (the caller waits: the first search then has an index) and
+    starts the watcher thread; ``stop()`` ends it. Every method is safe to call from
+    many threads at once.
+    """
+
+    def __init__(
+        self,
+        reader: MemoryIndex,
+        writer: MemoryIndex,
+        pipeline: Pipeline,
+        *,
+        citations: str = "auto",
+        debounce_ms: int = 1500,
+        settle_ms: int = 1500,
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.pipeline = pipeline
+        self.citations = citations
+        self.debounce_ms = debounce_ms
+        self.settle_ms = settle_ms
+        self.lock = threading.Lock()
+        self.stop_event = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.last_sync: dict[str, Any] | None = None
+        self.stale: list[str] = []
+        self.stale_at: float | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Sync the index once (blocking), then keep it fresh in a daemon thread."""
+        report = self.writer.ensure_synced(files=True)
+        if report is not None:
+            self.record(report)
+        self.thread = threading.Thread(target=self.watch, name="memlab-mcp-watch", daemon=True)
+        self.thread.start()
+
+    def watch(self) -> None:
+        """The watcher thread's body: ``memlab.watch.watch`` on the writer index."""
+        from memlab.watch import watch
+
+        watch(
+            self.writer,
+            debounce_ms=self.debounce_ms,
+            settle_ms=self.settle_ms,
+            on_sync=self.record,
+            stop=self.stop_event,
+        )
+
+    def record(self, report: SyncReport) -> None:
+        """Keep the last sync's summary for ``memory_status``."""
+        self.last_sync = {
+            "at": time.time(),
+            "files_changed": report.files_changed,
+            "files_removed": report.files_removed,
+            "chunks": report.chunks,
+            "embedded": report.embedded,
+            "seconds": round(report.seconds, 3),
+        }
+
+    def stop(self) -> None:
+        """Stop the watcher (waits up to 5 s for it) and close both indexes."""
+        self.stop_event.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+        with self.lock:
+            self.reader.close()
+        self.writer.close()
+
+    # ------------------------------------------------------------------ tools
+    def search(
+        self,
+        query: str,
+        maxResults: int | None = None,
+        minScore: float | None = None,
+        corpus: str | None = None,
+    ) -> dict[str, Any]:
+        """``memory_search``: ``memlab.tools.memory_search`` on the reader index.
+
+        ``corpus``: ``memory`` / ``sessions`` keep the results of that source only
+        (filtered after selection, so fewer than ``maxResults`` may come back from an
+        index holding both); ``all`` or None keep every source the index covers; any
+        other value is an error payload. Stale files (changed since the last sync) add
+        a ``warning``; the search does not wait for their sync.
+        """
+        from memlab.tools import memory_search, unavailable
+
+        if corpus is not None and corpus not in MCP_CORPORA:
+            return unavailable(
+                ValueError(f"corpus must be one of {', '.join(MCP_CORPORA)}, got {corpus!r}")
+            )
+        with self.lock:
+            res = memory_search(
+                self.reader,
+                query,
+                maxResults,
+                minScore,
+                pipeline=self.pipeline,
+                citations=self.citations,
+            )
+            stale = self.stale_files() if not res.get("unavailable") else []
+        if corpus in ("memory", "sessions"):
+            if corpus not in self.reader.sources:
+                note = f"this index does not cover {corpus} (sources: {', '.join(self.reader.sources)})"
+                res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
+            res["results"] = [r for r in res["results"] if r.get("source") == corpus]
+        if stale:
+            shown = ", ".join(stale[:10]) + (
+                f" and {len(stale) - 10} more" if len(stale) > 10 else ""
+            )
+            note = (
+                f"{len(stale)} file(s) changed since the last sync are searched as last"
+                f" indexed (the watcher syncs them shortly): {shown}"
+            )
+            res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
+        return res
+
+    def stale_files(self) -> list[str]:
+        """``MemoryIndex.stale_files()`` of the reader, re-checked at most every
+        ``STALE_CHECK_S`` seconds (one ``lstat`` per file costs more than a small search).
+        Call with ``self.lock`` held. A failing check counts as nothing stale."""
+        now = time.monotonic()
+        if self.stale_at is None or now - self.stale_at >= STALE_CHECK_S:
+            try:
+                self.stale = self.reader.stale_files()
+            except Exception:  # a status check must not fail a search that answered
+                self.stale = []
+            self.stale_at = now
+        return self.stale
+
+    def get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
+        """``memory_get``: ``memlab.tools.memory_get`` with the index's extra paths (the
+        same rules as ``memlab get``; a refusal is logged on stderr with the rule)."""
+        from memlab.tools import memory_get, memory_path_refusal
+
+        extra = self.reader.extra_paths
+        res = memory_get(self.reader.workspace, path, from_, lines, extra_paths=extra)
+        if res.get("error") == "path required":
+            why = memory_path_refusal(self.reader.workspace, path, extra)
+            print(f"memlab mcp: memory_get {path!r} refused: {why}", file=sys.stderr, flush=True)
+        return res
+
+    def status(self) -> dict[str, Any]:
+        """``memory_status``: ``MemoryIndex.status()`` essentials, the pipeline, the
+        watcher's state and the sync wait bound."""
+        with self.lock:
+            st = self.reader.status()
+        return {
+            "workspace": st["workspace"],
+            "index_path": st["index_path"],
+            "identity": st["identity"],
+            "files": st["files"],
+            "chunks": st["chunks"],
+            "stale_files": st["dirty_files"],
+            "fingerprint_current": st["fingerprint_current"],
+            "last_sync": st["last_sync"],
+            "pipeline": self.pipeline.name,
+            "sources": list(self.reader.sources),
+            "watching": self.thread is not None and self.thread.is_alive(),
+            "watcher_last_sync": self.last_sync,
+            "sync_wait_seconds": SYNC_WAIT_S,
+        }
+
+
+# ---------------------------------------------------------------------- server
+class StaticTokenVerifier:
+    """The SDK's ``TokenVerifier`` for one shared secret, compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+    async def verify_token(self, token: str) -> Any:
+        """An ``AccessToken`` when ``token`` equals the secret, else None (→ 401)."""
+        from mcp.server.auth.provider import AccessToken
+
+        if hmac.compare_digest(token.encode(), self.token.encode()):
+            return AccessToken(token=token, client_id="memlab", scopes=[])
+        return None
+
+
+def build_server(
+    service: MemoryService, *, token: str | None = None, issuer: str = "http://127.0.0.1"
+) -> MCPServer:
+    """The ``MCPServer`` with the three tools bound to ``service``; with ``token``, bearer
+    authentication (HTTP only: stdio has no headers) whose ``issuer`` is this server."""
+    from mcp.server import MCPServer
+
+    auth: dict[str, Any] = {}
+    if token:
+        from mcp.server.auth.settings import AuthSettings
+
+        auth = {
+            "auth": AuthSettings(issuer_url=issuer, resource_server_url=None),
+            "token_verifier": StaticTokenVerifier(token),
+        }
+    server = MCPServer(
+        "memlab",
+        instructions="Search and read the workspace's memory files (MEMORY.md, memory/*.md).",
+        log_level="WARNING",
+        **auth,
+    )
+
+    @server.tool(name="memory_search", structured_output=True)
+    def memory_search(
+        query: str,
+        maxResults: int | None = None,
+        minScore: float | None = None,
+        corpus: Annotated[str | None, Field(description="memory, sessions or all")] = None,
+    ) -> dict[str, Any]:
+        """Search the memory files; results carry path, line range, score and snippet."""
+        return service.search(query, maxResults, minScore, corpus)
+
+    def memory_get(**arguments: Any) -> dict[str, Any]:
+        """Read a memory file (MEMORY.md or memory/*.md), optionally a line range."""
+        return service.get(arguments["path"], arguments.get("from"), arguments.get("lines"))
+
+    # OpenClaw's argument is `from`, a Python keyword: the SDK builds the schema from this
+    # signature (`from_`, aliased "from") and calls the tool with the alias as the key.
+    memory_get.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("path", KW, annotation=str),
+            inspect.Parameter("from_", KW, default=None, annotation=GET_FROM),
+            inspect.Parameter("lines", KW, default=None, annotation=int | None),
+        ],
+        return_annotation=dict[str, Any],
+    )
+    server.tool(name="memory_get", structured_output=True)(memory_get)
+
+    @server.tool(name="memory_status", structured_output=True)
+    def memory_status() -> dict[str, Any]:
+        """The index behind memory_search: path, identity, counts and stale files."""
+        return service.status()
+
+    return server
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout until the client closes them."""
+    server.run("stdio")
+
+
+def serve_http(
+    server: MCPServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    allowed_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
+) -> None:
+    """Serve Streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted.
+
+    ``port`` 0 picks a free port; the bound address is printed on stderr
+    (``memlab mcp: serving http://HOST:PORT/mcp``) once the socket listens. ``Host``
+    must be ``HOST:port`` (or a loopback name when ``HOST`` is one) or one of
+    ``allowed_hosts``; an ``Origin``, when sent, must be ``http://`` one of those or
+    one of ``allowed_origins`` (exact, or ``scheme://name:*`` for any port).
+    """
+    import anyio
+    import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = [host, *(LOOPBACK if host in LOOPBACK else ())]
+    bracket = [f"[{n}]" if ":" in n else n for n in names]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in bracket] + list(allowed_hosts),
+        allowed_origins=[f"http://{n}:*" for n in bracket] + list(allowed_origins),
+    )
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, transport_security=security, host=host
+    )
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"memlab mcp: serving http://{shown}:{bound}{MCP_PATH}", file=sys.stderr, flush=True)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
