@@ -341,6 +341,7 @@ def index_options(
     db_path: str | os.PathLike[str] | None = None,
     fts_tokenizer: str | None = None,
     extra: Sequence[str] = (),
+    local_backend: str = "torch",
     **overrides: Any,
 ) -> dict[str, Any]:
     """The ``MemoryIndex`` keyword arguments of OpenClaw settings: the one translation
@@ -358,7 +359,9 @@ def index_options(
     ``provider`` given here is built without the config's ``fallback``, as a user who
     names an embedder asks for that one), ``chunker_kind``, ``chunk_tokens``,
     ``chunk_overlap``, ``db_path``, ``fts_tokenizer``; ``extra`` paths are added after
-    the config's ``extraPaths``. Any other keyword is a ``MemoryIndex`` argument and wins
+    the config's ``extraPaths``; ``local_backend`` runs the packaged model with ``torch``
+    (sentence-transformers) or ``onnx`` (onnxruntime: no torch on the query path, the same
+    vectors and index identity). Any other keyword is a ``MemoryIndex`` argument and wins
     as given (``embedder=...`` skips building one; ``chunker=``, ``extra_paths=`` replace).
     Building the embedder reads no model (construction is lazy), but an unusable
     provider raises here (``EmbeddingError``/``ValueError``).
@@ -378,7 +381,11 @@ def index_options(
             }
         fallback = None if provider or cfg.fallback == "none" else cfg.fallback
         options["embedder"] = resolve_embedder(
-            provider or cfg.provider, model=model or cfg.model, remote=remote, fallback=fallback
+            provider or cfg.provider,
+            model=model or cfg.model,
+            remote=remote,
+            fallback=fallback,
+            backend=local_backend,
         )
     options.update(
         # Never cfg.store_path: that is OpenClaw's own database (its schema, its agent's

@@ -190,3 +190,49 @@ def test_top10_identical_on_synthetic_corpus(
         top_a = np.argsort(-sa[q], kind="stable")[:10]
         top_b = np.argsort(-sb[q], kind="stable")[:10]
         assert top_a.tolist() == top_b.tolist(), (queries[q], sb[q][top_b])
+
+
+@pytest.mark.model
+def test_memlab_search_with_the_onnx_backend(onnx_emb: OnnxEmbedder, tmp_path: Path) -> None:
+    """`memlab search --local-backend onnx` on an index built with torch: the same index file
+    (shared identity), the same results, and the search process imports no model library."""
+    from memlab.cli import main
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text("# Infra\nThe gateway runs on apollo, port 8443.\n")
+    (ws / "memory" / "2026-03-01.md").write_text("Moved the backups to hermes today.\n")
+    env = {**os.environ, "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
+    db = tmp_path / "i.sqlite"
+    assert main(["index", str(ws), "--db", str(db), "--quiet"]) == 0  # torch builds it
+    code = textwrap.dedent(
+        f"""
+        import contextlib, io, json, sys
+        from memlab.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = main(["search", {str(ws)!r}, "which host runs the gateway", "--db", {str(db)!r},
+                       "--preset", "wsum", "--json", "--local-backend", sys.argv[1]])
+        res = json.loads(out.getvalue())["results"]
+        print(json.dumps({{"rc": rc, "hits": [[r["path"], r["startLine"], round(r["score"], 5)]
+                                             for r in res],
+                          "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
+        """
+    )
+    got = {}
+    for backend in ("torch", "onnx"):
+        run = subprocess.run(
+            [sys.executable, "-c", code, backend],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        got[backend] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["torch"]["rc"] == got["onnx"]["rc"] == 0
+    assert got["onnx"]["hits"] == got["torch"]["hits"] and got["onnx"]["hits"]
+    assert got["onnx"]["heavy"] == [] and "torch" in got["torch"]["heavy"]
+    assert "rebuilding" not in run.stderr  # the onnx run reused the torch-built index

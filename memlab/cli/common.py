@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from memlab.errors import CliError
-from memlab.vocab import CHUNKERS, CLI_EMBEDDERS, FTS_TOKENIZERS, VECTOR_BACKENDS
+from memlab.vocab import (
+    CHUNKERS,
+    CLI_EMBEDDERS,
+    FTS_TOKENIZERS,
+    LOCAL_BACKENDS,
+    VECTOR_BACKENDS,
+)
 
 __all__ = [
     "DeferredParser",
@@ -94,6 +100,13 @@ def add_index_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--overlap", type=int, default=None, help="chunk overlap in tokens (default 80)")
     g.add_argument("--extra", action="append", default=[], metavar="PATH", help="extra memory path")
     g.add_argument("--fts-tokenizer", choices=FTS_TOKENIZERS, default=None)
+    g.add_argument(
+        "--local-backend",
+        choices=LOCAL_BACKENDS,
+        default="torch",
+        help="how the packaged model runs: torch (sentence-transformers, default) or onnx"
+        " (onnxruntime: no torch import on a query; same vectors and index)",
+    )
     g.add_argument(
         "--vector-backend",
         choices=VECTOR_BACKENDS,
@@ -232,6 +245,7 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         db_path=args.db,
         extra=args.extra,
         fts_tokenizer=args.fts_tokenizer,
+        local_backend=getattr(args, "local_backend", "torch"),
         vector_backend=args.vector_backend,
         lock_timeout=args.lock_timeout,
     )

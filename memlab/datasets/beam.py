@@ -41,6 +41,7 @@ from memlab.datasets.convwriter import (
     check_dirname,
     evidence_frame,
     flatten,
+    line_evidence,
     materialise,
     read_json,
     sha256_file,
@@ -245,18 +246,7 @@ def _build(chats: list[Path], root: Path, *, digest: str) -> None:
             ids = _evidence_ids(raw, lookup, defects, stats)
             if not ids:
                 defects["questions_without_evidence"] += 1
-            for mid in ids:
-                rel, line = lookup[mid]
-                evidence.append(
-                    {
-                        "qid": qid,
-                        "path": rel,
-                        "start_line": line,
-                        "end_line": line,
-                        "grade": 1,
-                        "span_id": f"m{mid}",
-                    }
-                )
+            evidence.extend(line_evidence(qid, ids, lookup, prefix="m"))
     per_category = Counter(q["category"] for q in queries)
     info = {
         "source": "BEAM " + ", ".join(sorted({c.parent.name for c in chats})),

@@ -108,6 +108,27 @@ def check_dirname(name: str, what: str) -> str:
     return name
 
 
+def line_evidence(
+    qid: str, ids: Sequence[Any], lookup: dict[Any, tuple[str, int]], prefix: str = ""
+) -> list[dict[str, Any]]:
+    """One evidence row per message id: the single line ``lookup[id]`` = (path, line) the
+    conversation writer placed it on, grade 1, span id ``prefix + str(id)``."""
+    rows = []
+    for mid in ids:
+        rel, line = lookup[mid]
+        rows.append(
+            {
+                "qid": qid,
+                "path": rel,
+                "start_line": line,
+                "end_line": line,
+                "grade": 1,
+                "span_id": f"{prefix}{mid}",
+            }
+        )
+    return rows
+
+
 def evidence_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Evidence rows as a DataFrame that keeps the evidence columns even when there are none."""
     cols = ["qid", "path", "start_line", "end_line", "grade", "span_id"]

@@ -31,6 +31,7 @@ from memlab.datasets.convwriter import (
     check_dirname,
     evidence_frame,
     flatten,
+    line_evidence,
     materialise,
     read_json,
     sha256_file,
@@ -238,18 +239,7 @@ def _build_locomo(data: Any, root: Path, *, source: Path, digest: str) -> None:
             n_ids += n_tokens
             if not ids:
                 defects["questions_without_evidence"] += 1
-            for dia in ids:
-                rel, line = lookup[dia]
-                evidence.append(
-                    {
-                        "qid": qid,
-                        "path": rel,
-                        "start_line": line,
-                        "end_line": line,
-                        "grade": 1,
-                        "span_id": dia,
-                    }
-                )
+            evidence.extend(line_evidence(qid, ids, lookup))
     per_category = Counter(q["category"] for q in queries)
     info = {
         "source": source.name,

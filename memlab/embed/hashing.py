@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 from .base import check_texts, identity_digest, normalize_vectors
 
@@ -46,6 +48,8 @@ def _check_range(name: str, value: Any) -> tuple[int, int]:
 
 @lru_cache(maxsize=8)
 def _projection(n_features: int, dimensions: int, nnz: int, seed: int) -> sp.csr_matrix:
+    import scipy.sparse as sp  # imported on use: `import memlab.embed` stays light
+
     """Sparse projection (n_features × dimensions): ``nnz`` entries ±1/sqrt(nnz) per row.
 
     Columns and signs come from a numpy PCG64 generator seeded with ``seed``, so the matrix
@@ -215,6 +219,8 @@ class HashingEmbedder:
         )
 
     def _char_features(self, texts: list[str]) -> sp.csr_matrix:
+        import scipy.sparse as sp
+
         assert self.char_ngrams is not None
         codes, offsets = char_stream(texts)
         starts, _, fp = char_wb_ngrams(codes, *self.char_ngrams)
@@ -229,6 +235,7 @@ class HashingEmbedder:
 
     def hashed_features(self, texts: Sequence[str]) -> sp.csr_matrix:
         """The sparse (len(texts) × 2**18) matrix before projection: steps 1–3 above."""
+        import scipy.sparse as sp
         from sklearn.preprocessing import normalize
 
         items = check_texts(texts, self.provider)
