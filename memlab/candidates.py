@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memlab.textquery import build_fts_query, build_fts_query_or, extract_keywords
+from memlab.vocab import KEYWORD_MODES
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from memlab.index import ChunkTable, MemoryIndex
 
-KEYWORD_MODES = ("and", "or")
 ABSENT_RANK = -1
 # From this many chunks the keyword leg runs in a thread beside the vector scan (below
 # it the hand-off costs more than the overlap saves; measured in benchmarks/search_latency.py).

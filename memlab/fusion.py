@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from memlab.vocab import NORMALIZATIONS, SINGLE_LEG_FUSIONS
+
 __all__ = [
     "FUSIONS",
     "NORMALIZATIONS",
@@ -95,8 +97,6 @@ def clamp_weights(vector_weight: float, text_weight: float) -> tuple[float, floa
 
 
 # ----------------------------------------------------------------- normalisations
-
-NORMALIZATIONS = ("none", "minmax", "theoretical", "zscore", "rank", "sigmoid", "max", "sum")
 
 
 def _present(x: np.ndarray, valid: Any) -> np.ndarray:
@@ -439,7 +439,7 @@ def fuse(
         raise ValueError(
             f"unknown parameter(s) {sorted(unknown)} for {method!r}; allowed {allowed}"
         )
-    if method in ("vector", "keyword"):
+    if method in SINGLE_LEG_FUSIONS:
         name = "vec" if method == "vector" else "text"
         leg = vec if method == "vector" else text
         if leg is None:

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from memlab.vocab import DECAY_KINDS
+
 __all__ = [
     "SNIPPET_MAX_CHARS",
     "apply_decay",
@@ -36,7 +38,6 @@ SNIPPET_MAX_CHARS = 700
 DEFAULT_HALF_LIFE_DAYS = 30.0
 DEFAULT_MMR_LAMBDA = 0.7
 TIMESTAMP_RULES = ("exact", "latest")
-DECAY_KINDS = ("exponential", "qmd")
 
 
 # ------------------------------------------------------------------------ snippet

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.rerank import snippet as make_snippet
+from memlab.vocab import CITATION_MODES
 from memlab.workspace import MemoryFileError, read_memory_file
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from memlab.pipeline import Pipeline, Ranking
 
 SNIPPET_CHARS = 700
-CITATION_MODES = ("auto", "on", "off")
 GET_ROOT_FILES = ("MEMORY.md", "memory.md", "dreams.md")
 PATH_REQUIRED = "path required"
 

@@ -55,6 +55,9 @@ FUSION_METHODS: tuple[str, ...] = (
     "vector",
     "keyword",
 )
+# Fusions that rank by one leg alone (they read no weight); the others weight both legs.
+SINGLE_LEG_FUSIONS: tuple[str, ...] = ("vector", "keyword")
+WEIGHTED_FUSIONS: tuple[str, ...] = tuple(m for m in FUSION_METHODS if m not in SINGLE_LEG_FUSIONS)
 TEXT_SOURCES: tuple[str, ...] = ("bm25map", "bm25")
 NORMALIZATIONS: tuple[str, ...] = (
     "none",

@@ -22,7 +22,7 @@ import pandas as pd
 from memlab import __version__
 from memlab.eval.metrics import exact_mean, parse_metric
 from memlab.eval.significance import compare_to_baseline
-from memlab.fusion import clamp_weights
+from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
     from memlab.eval.lab import Lab, LabCandidates
@@ -49,16 +49,12 @@ def system_settings(p: Pipeline) -> dict[str, Any]:
     candidate_multiplier)); ``fusion``: the fusion method when both legs run, else
     the single leg (``vector``/``keyword``); ``weights``: the (vector, text) weights
     the fusion applies — for ``wsum`` clamped to [0, 1] and renormalised to sum 1
-    (``memlab.fusion.clamp_weights``), for ``rrf`` and ``comb*`` as given (they are
+    (``Pipeline.effective_weights``), for ``rrf`` and ``comb*`` as given (they are
     not renormalised), None for a single leg; ``min_score``: the threshold.
     """
     both = bool(p.keyword and p.vector)
     fusion = p.fusion if both else ("vector" if p.vector else "keyword")
-    weights: tuple[float, float] | None = None
-    if fusion == "wsum":
-        weights = clamp_weights(p.vector_weight, p.text_weight)
-    elif fusion not in ("vector", "keyword"):
-        weights = (float(p.vector_weight), float(p.text_weight))
+    weights = None if fusion in SINGLE_LEG_FUSIONS else p.effective_weights()
     return {
         "keyword_mode": p.keyword_mode if p.keyword else None,
         "depth": int(p.depth),

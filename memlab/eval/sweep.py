@@ -32,6 +32,7 @@ from memlab.eval.experiment import metric_depth
 from memlab.eval.fastsweep import fast_path_reason, score_settings
 from memlab.eval.metrics import exact_mean
 from memlab.eval.significance import bootstrap_ci_many
+from memlab.vocab import WEIGHTED_FUSIONS
 
 if TYPE_CHECKING:
     from memlab.eval.lab import Lab, LabCandidates
@@ -110,8 +111,6 @@ TIE_RULE = (
     "if the grid has it, else the one nearest the base's values (grid steps, each "
     "parameter's range scaled to 1), then grid order"
 )
-# Fusions that read vector_weight / text_weight (the others rank one leg).
-WEIGHTED_FUSIONS = frozenset({"wsum", "rrf", "combsum", "combmnz", "combmax", "combmin"})
 # The hybrid mix is one quantity: sweeping one weight alone moves the other with it.
 COUPLING = {"vector_weight": "text_weight", "text_weight": "vector_weight"}
 # A parameter that only acts when another stage is on: (parameter(s), is off?, why).

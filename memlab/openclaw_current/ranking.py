@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from memlab.openclaw_current.annotations import INVALID_PROJECT_KEY, JS_SPACE, js_trim
 from memlab.openclaw_current.stopwords import ALL_STOP_WORDS, KO_TRAILING_PARTICLES, STOP_WORDS
 from memlab.textquery import utf16_len
 from memlab.vocab import OPENCLAW_CURRENT_TOKENIZERS
@@ -24,17 +25,11 @@ HALF_LIFE_DAYS = 30.0
 MMR_LAMBDA = 0.7
 DAY_MS = 86_400_000
 EXPANSION_TERM_LIMIT = 6
-INVALID_PROJECT_KEY = "!invalid-project-annotation"
 TOKENIZERS = OPENCLAW_CURRENT_TOKENIZERS
 
-# JavaScript's \s (and what String.prototype.trim removes): WhiteSpace + LineTerminator.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_JS_SPACE_RE = re.compile(f"[{_JS_SPACE}]")
-
-
-def js_trim(text: str) -> str:
-    """``text.trim()`` of JavaScript: strips only JS whitespace and line terminators."""
-    return re.sub(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$", "", text)
+# JavaScript's \s (and what String.prototype.trim removes): WhiteSpace + LineTerminator,
+# owned by the annotations module with js_trim and the invalid-project marker.
+_JS_SPACE_RE = re.compile(f"[{JS_SPACE}]")
 
 
 def _is_word(ch: str) -> bool:

@@ -58,6 +58,7 @@ from memlab.vocab import (
     MMR_KINDS,
     NORMALIZATIONS,
     TEXT_SOURCES,
+    WEIGHTED_FUSIONS,
 )
 
 if TYPE_CHECKING:
@@ -290,7 +291,7 @@ class Pipeline:
         ``Pipeline('wsum', vector_weight=0.05 (eff 0.143), text_weight=0.3 (eff 0.857))``."""
         ref = Pipeline().get_params()
         own = {f.name: f.default for f in fields(self) if f.name not in ref}
-        weighted = self.keyword and self.vector and self.fusion not in ("vector", "keyword")
+        weighted = self.keyword and self.vector and self.fusion in WEIGHTED_FUSIONS
         eff = dict(zip(("vector_weight", "text_weight"), self.effective_weights(), strict=True))
         parts = [repr(self.name)]
         for f in fields(self):

@@ -18,6 +18,7 @@ import numpy as np
 from memlab.fusion import clamp_weights
 from memlab.stages import STAGE_ARRAYS, score_terms
 from memlab.stages.selection import SELECTED_BY
+from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -199,7 +200,7 @@ def explain(
         k = pipeline.rrf_k
         v_term = np.where(has_v, wv / (k + cs.vec_rank + 1.0), 0.0)
         t_term = np.where(has_t, wt / (k + cs.text_rank + 1.0), 0.0)
-    elif mode == "hybrid" and pipeline.fusion in ("vector", "keyword"):
+    elif mode == "hybrid" and pipeline.fusion in SINGLE_LEG_FUSIONS:
         v_term = np.where(has_v, vn, 0.0) * wv
         t_term = np.where(has_t, tn, 0.0) * wt
     elif mode == "vector":
