@@ -10,8 +10,10 @@
 
 Tables: ``sweep`` (sweep_speed.json); ``search``, ``legs``, ``ann`` and
 ``memory`` (search_latency.json); ``index`` and ``incremental``
-(index_throughput.json); ``quality`` (baseline.json). A table whose figures
-are missing from its JSON (e.g. written by an older script) is an error. Figures are
+(index_throughput.json); ``quality`` (baseline.json); ``embed`` and ``embedlocomo``
+(embed_throughput.json); ``cold`` and ``imports`` (cold_search.json); ``mcp``
+(mcp_latency.json); ``mcpload`` (mcp_load.json). A table whose figures are missing
+from its JSON (e.g. written by an older script) is an error. Figures are
 medians over repeats, with [min–max] where a table has room; the JSON has
 every repeat's summary and the machine they were measured on.
 """
@@ -295,6 +297,181 @@ def quality() -> str:
     return _table(["preset", *[k.replace("/", " · ") for k in keys]], rows)
 
 
+def cold() -> str:
+    """Cold `memlab search` per local backend: seconds, peak RSS, × the onnx path."""
+    d = _load("cold_search")["results"]["search"]
+    onnx = d["backends"]["onnx"]["seconds"]["median"]
+    rows = []
+    for b in ("torch", "onnx"):
+        r = d["backends"][b]
+        rows.append(
+            [
+                f"`--local-backend {b}`",
+                _span(r["seconds"]),
+                _num(r["rss_mb"]["median"]),
+                _num(r["seconds"]["median"] / onnx),
+                ", ".join(r["heavy_modules"]) or "none",
+            ]
+        )
+    ws = d["workspace"]
+    caption = f"{ws['chunks']:,} chunks, {d['rounds']} runs each, same results {d['same_results']}/{d['rounds']}"
+    return _table(
+        [
+            f"backend ({caption})",
+            "seconds median [min–max]",
+            "peak RSS MiB",
+            "× onnx",
+            "heavy modules imported",
+        ],
+        rows,
+    )
+
+
+def imports() -> str:
+    """Fresh-interpreter start-up: bare Python, `import memlab`, `memlab --help`."""
+    d = _load("cold_search")["results"]["import"]
+    rows = [
+        ["`python -c pass`", _span(d["python_startup_seconds"]), "—"],
+        [
+            "`python -c 'import memlab'`",
+            _span(d["import_memlab_seconds"]),
+            ", ".join(d["heavy_after_import"]) or "none",
+        ],
+        [
+            "`memlab --help`",
+            _span(d["memlab_help_seconds"]),
+            ", ".join(d["help_heavy_modules"]) or "none",
+        ],
+    ]
+    return _table(
+        [f"command ({d['runs']} runs)", "seconds median [min–max]", "heavy modules"], rows
+    )
+
+
+def mcp() -> str:
+    """`memory_search` through the warm stdio server: latency percentiles."""
+    d = _load("mcp_latency")["results"]
+    lat, emb = d["latency"], d["embed_query_alone"]
+    rows = [
+        [
+            f"{d['server_chunks']:,}",
+            str(lat["n"]),
+            _num(lat["p50_ms"]),
+            _num(lat["p90_ms"]),
+            _num(lat["p99_ms"]),
+            _num(lat["max_ms"]),
+            _num(emb["p50_ms"]),
+            _num(d["startup_to_first_answer_seconds"]),
+        ]
+    ]
+    return _table(
+        [
+            "chunks",
+            "calls",
+            "p50 ms",
+            "p90 ms",
+            "p99 ms",
+            "max ms",
+            "query embedding alone p50 ms",
+            "spawn → first answer s",
+        ],
+        rows,
+    )
+
+
+def mcpload() -> str:
+    """The HTTP server under concurrent clients and a writer: errors, lost lines, latency."""
+    doc = _load("mcp_load")
+    d, i = doc["results"], doc["inputs"]
+    lat = d["latency"]
+    rows = [
+        [
+            f"{i['clients']} × {_num(i['seconds'])} s",
+            f"{d['index_chunks']:,}",
+            f"{d['calls']:,}",
+            _num(d["throughput_per_s"]),
+            str(d["errors"]),
+            _num(lat["p50_ms"]),
+            _num(lat["p99_ms"]),
+            f"{d['lines_appended']} (1 per {_num(i['append_every_seconds'])} s)",
+            str(d["lines_lost"]),
+            _num(d["catch_up_seconds"]),
+        ]
+    ]
+    return _table(
+        [
+            "clients × duration",
+            "chunks",
+            "calls",
+            "calls/s",
+            "errors",
+            "p50 ms",
+            "p99 ms",
+            "lines appended",
+            "lines lost",
+            "catch-up s",
+        ],
+        rows,
+    )
+
+
+def embed() -> str:
+    """Embedding throughput per local backend, side by side in one run (embed_throughput.json)."""
+    d = _load("embed_throughput")["results"]["throughput"]
+    rows = []
+    for label, r in d.items():
+        rows.append(
+            [
+                f"`{label}`",
+                _span(r["long"]["docs_per_s"]),
+                _num(r["long"]["over_torch"]["median"]),
+                _span(r["short"]["docs_per_s"]),
+                _num(r["short"]["over_torch"]["median"]),
+                f"{min(r['long']['min_cosine_to_torch'], r['short']['min_cosine_to_torch']):.4f}",
+                _num(r["long"]["gflops_per_s"]),
+            ]
+        )
+    return _table(
+        [
+            "backend",
+            "1600-char chunks docs/s",
+            "× torch",
+            "short lines docs/s",
+            "× torch",
+            "min cosine to torch",
+            "GFLOP/s (chunks)",
+        ],
+        rows,
+    )
+
+
+def embedlocomo() -> str:
+    """LoCoMo turn level, preset `vector`, per local backend (embed_throughput.json)."""
+    d = _load("embed_throughput")["results"]["locomo"]
+    rows = []
+    for label in ("torch", "onnx", "onnx-int8"):
+        r = d[label]
+        rows.append(
+            [
+                f"`{label}`",
+                f"{r['recall@5']:.4f}",
+                f"{r['recall@10']:.4f}",
+                str(r.get("top10_differ_from_torch", "—")),
+                str(r.get("top10_sets_differ_from_torch", "—")),
+            ]
+        )
+    return _table(
+        [
+            f"backend ({d['queries']} queries)",
+            "recall@5",
+            "recall@10",
+            "top-10 lists ≠ torch",
+            "top-10 sets ≠ torch",
+        ],
+        rows,
+    )
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "sweep": sweep,
     "search": search,
@@ -304,6 +481,12 @@ TABLES: dict[str, Callable[[], str]] = {
     "index": index,
     "incremental": incremental,
     "quality": quality,
+    "embed": embed,
+    "embedlocomo": embedlocomo,
+    "cold": cold,
+    "imports": imports,
+    "mcp": mcp,
+    "mcpload": mcpload,
 }
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memlab.textquery import build_fts_query, build_fts_query_or, extract_keywords
-from memlab.vocab import KEYWORD_MODES
+from memlab.vocab import DEFAULT_MEMORY_FILES, KEYWORD_MODES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +40,9 @@ class RetrievalSpec:
     ``keyword``/``vector``: the legs it reads; ``keyword_mode``: ``and`` (OpenClaw) or
     ``or``; ``keyword_fallback``: per-keyword searches when the whole query finds nothing
     (OpenClaw does it only without vectors); ``fts_tokenizer``: the FTS5 tokenizer of the
-    index it was defined on, or None for "whatever the index has". Two systems with equal
+    index it was defined on, or None for "whatever the index has"; ``memory_files``: the
+    memory-file rule (``memlab.vocab.MEMORY_FILE_RULES``: discovery and chunking) of the
+    index it runs on, never "whatever" (the two rules hold different chunks). Two systems with equal
     specs rank one shared candidate set (the deeper of their depths serves both).
     """
 
@@ -49,6 +51,7 @@ class RetrievalSpec:
     keyword_mode: str
     keyword_fallback: bool
     fts_tokenizer: str | None = None
+    memory_files: str = DEFAULT_MEMORY_FILES
 
     @property
     def candidate_key(self) -> tuple[str, bool]:
@@ -90,6 +93,9 @@ class CandidateSet:
     times: np.ndarray = field(default_factory=lambda: np.zeros(0))
     index: MemoryIndex | None = None
     query_vectors: np.ndarray | None = None
+    # Per-candidate arrays [Q, C] of a candidate generation beyond the two legs (e.g.
+    # ``keyword_mode="openclaw-current"``: ``CURRENT_KEYWORD_ARRAYS``); {} otherwise.
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
     _texts: dict[int, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -158,6 +164,7 @@ class CandidateSet:
             times=self.times[r],
             index=self.index,
             query_vectors=None if self.query_vectors is None else self.query_vectors[r],
+            extra={k: v[r] for k, v in self.extra.items()},
             _texts=self._texts,
         )
 
@@ -201,7 +208,11 @@ def retrieve(
     """Run both legs for a batch of queries and merge them by chunk.
 
     Keyword leg: FTS5 with OpenClaw's AND query (``keyword_mode="and"``) or an
-    OR of the query's keywords (``"or"``), ``depth`` rows by bm25. Vector leg:
+    OR of the query's keywords (``"or"``), ``depth`` rows by bm25; ``"openclaw-current"``:
+    OpenClaw 2026.9.6's keyword results (strict AND query, expansion terms when thin,
+    filename leg with exact tiers, a 200-wide window whatever ``depth``; the chunks of
+    path-only hits have NaN bm25; ``CandidateSet.extra`` holds ``CURRENT_KEYWORD_ARRAYS``,
+    ``keyword_fallback`` is ignored). Vector leg:
     exact cosine top ``vector_depth`` (default ``depth``) over the query
     embeddings (computed here unless ``query_vectors`` are given). With
     ``keyword_fallback`` (OpenClaw's keyword-only mode) a query whose AND
@@ -223,13 +234,16 @@ def retrieve(
     vdepth = depth if vector_depth is None else vector_depth
 
     fallback = np.zeros(nq, dtype=bool)
+    current_hits: list[list[Any]] = [[] for _ in queries]
 
     def keyword_leg() -> list[tuple[np.ndarray, np.ndarray]]:
         out = []
         for qi, query in enumerate(queries):
             kw_pos: np.ndarray = np.empty(0, dtype=np.int64)
             kw_rank: np.ndarray = np.empty(0)
-            if keyword:
+            if keyword and keyword_mode == "openclaw-current":
+                kw_pos, kw_rank, current_hits[qi] = _current_keyword(index, query)
+            elif keyword:
                 fts = build_fts_query(query) if keyword_mode == "and" else build_fts_query_or(query)
                 kw_pos, kw_rank = index.keyword_search(fts, depth)
                 if keyword_fallback and kw_pos.size == 0:
@@ -261,6 +275,7 @@ def retrieve(
     ]
 
     pos, vs, tr, vr, kr = pad_rows(rows)
+    extra = current_arrays(pos, current_hits) if keyword_mode == "openclaw-current" else {}
     tarr = np.full(nq, np.nan) if times is None else np.asarray(times, dtype=np.float64)
     if tarr.shape != (nq,):
         raise ValueError(f"times must have one value per query ({nq}), got shape {tarr.shape}")
@@ -279,7 +294,52 @@ def retrieve(
         times=tarr,
         index=index,
         query_vectors=query_vectors,
+        extra=extra,
     )
+
+
+# The arrays [Q, C] of ``keyword_mode="openclaw-current"`` (OpenClaw 2026.9.6's keyword
+# results, ``memlab.openclaw_current.retrieval``): whether the candidate is one of them,
+# its keyword score (boosted body score, or the path score / 1 of a path-only hit), best
+# body textScore (0 = none), path score, body hit or not, exact path tier 0–3.
+CURRENT_KEYWORD_ARRAYS = ("kw_hit", "kw_score", "kw_text", "kw_path", "kw_body", "kw_spec")
+
+
+def _current_keyword(index: MemoryIndex, query: str) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """The release's keyword results as (positions, bm25 of the body hit or NaN, hits):
+    every search of one query (strict, expansion terms, path table), 200 rows each,
+    merged as the release merges them (``keyword_candidates``)."""
+    from memlab.openclaw_current.retrieval import keyword_candidates
+
+    hits, _, _ = keyword_candidates(index, query)
+    pos = np.array([h.pos for h in hits], dtype=np.int64)
+    rank = np.array([math.nan if h.bm25 is None else h.bm25 for h in hits], dtype=np.float64)
+    return pos, rank, hits
+
+
+def current_arrays(pos: np.ndarray, hits: Sequence[Sequence[Any]]) -> dict[str, np.ndarray]:
+    """``CURRENT_KEYWORD_ARRAYS`` over the padded columns ``pos`` [Q, C] from each query's
+    keyword hits (``KeywordHit``); candidates that are not keyword hits hold False / 0."""
+    shape = pos.shape
+    out = {
+        "kw_hit": np.zeros(shape, dtype=bool),
+        "kw_score": np.zeros(shape),
+        "kw_text": np.zeros(shape),
+        "kw_path": np.zeros(shape),
+        "kw_body": np.zeros(shape, dtype=bool),
+        "kw_spec": np.zeros(shape, dtype=np.int64),
+    }
+    for qi, row in enumerate(hits):
+        col = {int(p): c for c, p in enumerate(pos[qi].tolist()) if p >= 0}
+        for h in row:
+            c = col[h.pos]
+            out["kw_hit"][qi, c] = True
+            out["kw_score"][qi, c] = h.score
+            out["kw_text"][qi, c] = h.text_score
+            out["kw_path"][qi, c] = h.path_score
+            out["kw_body"][qi, c] = h.has_body
+            out["kw_spec"][qi, c] = h.spec
+    return out
 
 
 Row = tuple[list[int], list[float], list[float], list[int], list[int]]

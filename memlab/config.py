@@ -21,6 +21,7 @@ from typing import Any
 from memlab.vocab import (
     CITATION_MODES,
     CONFIG_PROVIDERS,
+    DEFAULT_LOCAL_BACKEND,
     EMBED_PROVIDERS,
     FTS_TOKENIZERS,
     SOURCES,
@@ -123,7 +124,8 @@ class MemorySearchConfig:
     remote_base_url: str | None = None
     remote_api_key: str | None = None
     remote_headers: dict[str, str] = field(default_factory=dict)
-    extra_paths: tuple[str, ...] = ()
+    # Paths; OpenClaw 2026.9.6's {path, pattern} entries arrive as dicts (index_config).
+    extra_paths: tuple[str | dict[str, str], ...] = ()
     sources: tuple[str, ...] = ("memory",)
     store_path: str | None = None
     fts_tokenizer: str = "unicode61"
@@ -173,7 +175,10 @@ class MemorySearchConfig:
             self, "candidate_multiplier", min(20.0, max(1.0, self.candidate_multiplier))
         )
         object.__setattr__(self, "mmr_lambda", min(1.0, max(0.0, self.mmr_lambda)))
-        object.__setattr__(self, "extra_paths", tuple(dict.fromkeys(self.extra_paths)))
+        unique: dict[tuple[str, str], str | dict[str, str]] = {}
+        for e in self.extra_paths:
+            unique.setdefault(_extra_key(e), e)  # first position kept
+        object.__setattr__(self, "extra_paths", tuple(unique.values()))
         object.__setattr__(self, "sources", tuple(self.sources))
 
     @property
@@ -258,7 +263,7 @@ def load_openclaw_config(
     if not isinstance(data, Mapping):
         raise ValueError(
             f"{p}: the top level must be an object ({{agents: {{defaults: {{memorySearch: "
-            f"{{...}}}}}}}}), got {_kind(data)}"
+            f"{{...}}}}}}}}), got {json_kind(data)}"
         )
     try:
         agents = _object_or_empty(data, "agents", "agents")
@@ -267,7 +272,7 @@ def load_openclaw_config(
         check_memory_search_keys(base, "agents.defaults.memorySearch")
         listed = agents.get("list") or []
         if not isinstance(listed, list):
-            raise ValueError(f"agents.list must be an array, got {_kind(listed)}")
+            raise ValueError(f"agents.list must be an array, got {json_kind(listed)}")
         for i, a in enumerate(listed):
             if isinstance(a, Mapping) and "memorySearch" in a:
                 where = f"agents.list[{i}].memorySearch"
@@ -341,7 +346,7 @@ def index_options(
     db_path: str | os.PathLike[str] | None = None,
     fts_tokenizer: str | None = None,
     extra: Sequence[str] = (),
-    local_backend: str = "torch",
+    local_backend: str = DEFAULT_LOCAL_BACKEND,
     **overrides: Any,
 ) -> dict[str, Any]:
     """The ``MemoryIndex`` keyword arguments of OpenClaw settings: the one translation
@@ -406,6 +411,13 @@ def index_options(
     return options
 
 
+def _extra_key(entry: str | Mapping[str, str]) -> tuple[str, str]:
+    # An extra path and a {path, pattern} entry: duplicates are the same (path, pattern).
+    if isinstance(entry, Mapping):
+        return (str(entry.get("path")), str(entry.get("pattern") or ""))
+    return (entry, "")
+
+
 def _tree(paths: list[tuple[str, ...]]) -> dict[str, Any]:
     """Nested dict of valid keys; a ``None`` value marks a leaf (its value is type-checked)."""
     tree: dict[str, Any] = {}
@@ -439,7 +451,7 @@ def check_memory_search_keys(memory_search: Any, where: str = "memorySearch") ->
 
 def _check_node(node: Any, tree: dict[str, Any], where: str, problems: list[str]) -> None:
     if not isinstance(node, Mapping):
-        problems.append(f"{where} must be an object, got {_kind(node)}")
+        problems.append(f"{where} must be an object, got {json_kind(node)}")
         return
     for key, value in node.items():
         sub = tree.get(key, ...) if isinstance(key, str) else ...
@@ -457,12 +469,13 @@ def _object_or_empty(node: Mapping[str, Any], key: str, where: str) -> Mapping[s
     if value is None and key not in node:
         return {}
     if not isinstance(value, Mapping):
-        raise ValueError(f"{where} must be an object, got {_kind(value)}")
+        raise ValueError(f"{where} must be an object, got {json_kind(value)}")
     return value
 
 
-def _kind(value: Any) -> str:
-    """A JSON-flavoured name of a value's type, for messages."""
+def json_kind(value: Any) -> str:
+    """A JSON-flavoured name of a value's type, for messages: ``null``, ``a boolean (true)``,
+    ``a number (3)``, ``a string ('x')``, ``an array``, else the Python type's name."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -499,7 +512,7 @@ def _coerce(name: str, key: str, value: Any) -> Any:
             raise ValueError(f"{key} must be an object, got {value!r}")
         return {str(k): str(v) for k, v in value.items()}
     if name in ("model", "remote_base_url", "store_path") and not isinstance(value, str | None):
-        raise ValueError(f"{key} must be a string, got {_kind(value)}")
+        raise ValueError(f"{key} must be a string, got {json_kind(value)}")
     if name in _BOOL_FIELDS and not isinstance(value, bool):
         raise ValueError(f"{key} must be true or false, got {value!r}")
     return value

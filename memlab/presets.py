@@ -2,11 +2,12 @@
 ``get_params()``, each overridable: ``preset("openclaw", min_score=0.2)``).
 
 - ``openclaw``: OpenClaw's pinned defaults; ``openclaw-latest``: its later release
-  (MMR, decay at any depth, keyword-only hits fill spare slots).
+  (MMR, decay at any depth, keyword-only hits fill spare slots); ``openclaw-current``
+  (alias ``openclaw-2026.9``): release 2026.9.6's ranking, as stages.
 - the lab baselines ``wsum``, ``rrf``, ``qmd-like``, ``vector``, ``bm25``: one shared
   candidate generation (OR keyword query), differing only in what their names say.
 - ``memlab-best`` / ``memlab-best-chunk``: tuned on LoCoMo's dev split
-  (``benchmarks/locomo_quality.py``, docs/locomo.md), with the neighbour-context and
+  (``benchmarks/locomo_quality.py``, docs/quality.md), with the neighbour-context and
   heading-filter stages (``memlab.stages.context``) and a porter-stemmed FTS5 index.
 
 docs/presets.md has the table. ``from_config`` turns an OpenClaw configuration into
@@ -25,11 +26,13 @@ if TYPE_CHECKING:
 __all__ = [
     "LAB_KEYWORD_MODE",
     "PRESETS",
+    "PRESET_ALIASES",
     "bm25_only",
     "from_config",
     "memlab_best",
     "memlab_best_chunk",
     "openclaw",
+    "openclaw_current",
     "openclaw_latest",
     "preset",
     "qmd_like",
@@ -139,9 +142,13 @@ def memlab_best(**overrides: Any) -> Pipeline:
     z-scored over the query's candidates (keyword leg: |bm25| of the chunks
     it matched; vector leg: cosine); ``0.6·z(vector) + 0.4·z(keyword)``, a
     chunk one leg missed getting 0 (that leg's mean) there; neighbour context
-    0.5 (previous chunk) / 0.3 (next chunk); heading-only chunks dropped; no
-    score threshold (z-scores are negative below the mean, so ``min_score`` is
-    −10⁶), no decay, no MMR.
+    0.5 (previous chunk) / 0.3 (next chunk) in conversations between named people,
+    and in a user–assistant file (``neighbor_shape="roles"``, read from the speaker
+    labels of the lines, never from a data set's name: ``memlab.stages.shape``) a
+    User line adds its reply's score (weight 1.0), an Assistant line nothing —
+    chosen on BEAM's tune chats, identical on LoCoMo (docs/quality.md);
+    heading-only chunks dropped; no score threshold (z-scores are negative below
+    the mean, so ``min_score`` is −10⁶), no decay, no MMR.
     """
     p = Pipeline(
         name="memlab-best",
@@ -161,7 +168,7 @@ def memlab_best(**overrides: Any) -> Pipeline:
         neighbor_next=0.3,
         drop_headings=True,
         fts_tokenizer="porter",
-    )
+    ).replace(neighbor_shape="roles", neighbor_user_next=1.0, neighbor_assistant_prev=0.0)
     return p.replace(**overrides) if overrides else p
 
 
@@ -172,7 +179,9 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
     and cosine min–max (both in [0, 1], so ``min_score`` 0 keeps everything),
     ``0.3·vector + 0.7·keyword`` (all-MiniLM-L6-v2 reads only the first 256
     word pieces of a chunk, so the keyword leg carries more), neighbour
-    context 0.3 / 0.3.
+    context 0.3 / 0.3, and no speaker rule (``neighbor_shape="off"``: a ~400-token
+    chunk holds several messages, so its first line does not name one speaker;
+    measured on BEAM's chunks, docs/quality.md).
     """
     p = memlab_best(
         name="memlab-best-chunk",
@@ -183,6 +192,57 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
         text_weight=0.7,
         neighbor_prev=0.3,
         neighbor_next=0.3,
+        neighbor_shape="off",
+    )
+    return p.replace(**overrides) if overrides else p
+
+
+def openclaw_current(**overrides: Any) -> Pipeline:
+    """OpenClaw release 2026.9.6 (spec ``openclaw-current.md`` §5–§9), as stages.
+
+    Constants: 6 results, minScore 0.35; a 200-wide window per leg (vector top 200 by
+    cosine: ``candidate_multiplier`` 200, ``max_candidates`` 200; keyword:
+    ``keyword_mode="openclaw-current"``, the strict AND query, up to 6 expansion terms
+    when fewer than 200 non-exact hits, the filename leg with exact tiers 3/2/1);
+    ``lexical_boost``: every body hit min(1, textScore + 0.45·m/Q + 0.2·m/D + 0.18 per
+    query token in the path + min(len/160, 0.18)); fixed merge 0.7·vector + 0.3·keyword
+    (no renormalising); ``decay="openclaw-current"``: half-life 30 days, dated
+    ``memory/**/YYYY-MM-DD[-x].md``, in every mode; ``importance_boost``: ×(0.75 +
+    0.05·clamp(floor n, 1, 10)); ``project_boost``: ×1.15 / ×0.9 / ×1 for
+    ``active_projects`` (none by default), malformed → out; ``exact_tiers``: tiers
+    lead, ordered by (1+clamp(content))/2 × multipliers, shown as the project
+    multiplier; ``mmr="openclaw-current"`` λ 0.7 in hybrid mode;
+    ``selection_rule="openclaw-current"``: keyword-only hits fill spare slots, nothing
+    passing minScore → keyword hits ≥ 0; keyword-only mode: no MMR, ≥ minScore else ≥ 0;
+    vector-only mode: ≥ minScore by score. Memory files: the release's rules
+    (``memory_files="openclaw-2026.9"``); the index's FTS tokenizer (memlab's default,
+    ``unicode61``, is the release's default; its ``trigram`` substring-only hits are
+    not reproduced).
+    """
+    p = Pipeline(
+        name="openclaw-current",
+        keyword_mode="openclaw-current",
+        max_results=6,
+        min_score=0.35,
+        candidate_multiplier=200.0,
+        max_candidates=200,
+        fusion="wsum",
+        vector_weight=0.7,
+        text_weight=0.3,
+        decay="openclaw-current",
+        half_life_days=30.0,
+        mmr="openclaw-current",
+        mmr_lambda=0.7,
+        fill_keyword_only=True,
+        keyword_boost=False,
+        keyword_fallback=False,
+        memory_files="openclaw-2026.9",
+    ).replace(
+        lexical_boost=True,
+        importance_boost=True,
+        project_boost=True,
+        exact_tiers=True,
+        selection_rule="openclaw-current",
     )
     return p.replace(**overrides) if overrides else p
 
@@ -190,6 +250,7 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
 PRESETS = {
     "openclaw": openclaw,
     "openclaw-latest": openclaw_latest,
+    "openclaw-current": openclaw_current,
     "wsum": wsum_preset,
     "rrf": rrf_preset,
     "qmd-like": qmd_like,
@@ -200,12 +261,20 @@ PRESETS = {
 }
 
 
+# Other names of a preset: one system, one row in any table (``PRESETS`` lists each
+# system once, so iterating it never runs a system twice).
+PRESET_ALIASES = {"openclaw-2026.9": "openclaw-current"}
+
+
 def preset(name: str, **overrides: Any) -> Pipeline:
-    """A named preset (``openclaw``, ``openclaw-latest``, ``wsum``, ``rrf``,
-    ``qmd-like``, ``vector``, ``bm25``...) with optional parameter overrides."""
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
-    return PRESETS[name](**overrides)
+    """A named preset (``openclaw``, ``openclaw-latest``, ``openclaw-current``, ``wsum``,
+    ``rrf``, ``qmd-like``, ``vector``, ``bm25``...) with optional parameter overrides;
+    an alias (``PRESET_ALIASES``, e.g. ``openclaw-2026.9``) gives its system."""
+    key = PRESET_ALIASES.get(name, name)
+    if key not in PRESETS:
+        names = ", ".join([*PRESETS, *PRESET_ALIASES])
+        raise ValueError(f"unknown preset {name!r}; choose from {names}")
+    return PRESETS[key](**overrides)
 
 
 def from_config(config: MemorySearchConfig, name: str = "openclaw-config") -> Pipeline:

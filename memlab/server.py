@@ -46,16 +46,29 @@ if TYPE_CHECKING:
     from memlab.index import MemoryIndex, SyncReport
     from memlab.pipeline import Pipeline
 
-__all__ = ["SYNC_WAIT_S", "MemoryService", "build_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "QUERY_THREADS",
+    "SYNC_WAIT_S",
+    "MemoryService",
+    "build_server",
+    "serve_http",
+    "serve_stdio",
+    "single_query_threads",
+]
 
 # How long a search may wait for a sync, in seconds: never (see the module docstring).
 SYNC_WAIT_S = 0.0
 # How old the stale-files list a search reports may be, in seconds.
 STALE_CHECK_S = 1.0
+# Intra-op threads of the reader's query embedder (onnxruntime). One short query is too small
+# to split: on 2 busy cores one thread embeds it in half the time two take (p50 16 vs 34 ms,
+# docs/benchmarks.md §11); the writer's batches (the watcher's syncs) keep every core.
+QUERY_THREADS = 1
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
 KW = inspect.Parameter.KEYWORD_ONLY
 GET_FROM = Annotated[int | None, Field(alias="from", description="first line, 1-based")]
+GET_CORPUS = Annotated[str | None, Field(description="memory, wiki or all (release 2026.9.6)")]
 
 
 class MemoryService:
@@ -89,6 +102,7 @@ class MemoryService:
         self.last_sync: dict[str, Any] | None = None
         self.stale: list[str] = []
         self.stale_at: float | None = None
+        single_query_threads(reader.embedder)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -145,9 +159,27 @@ class MemoryService:
         (filtered after selection, so fewer than ``maxResults`` may come back from an
         index holding both); ``all`` or None keep every source the index covers; any
         other value is an error payload. Stale files (changed since the last sync) add
-        a ``warning``; the search does not wait for their sync.
+        a ``warning``; the search does not wait for their sync. A release system
+        (``memory_files`` ``openclaw-2026.9``) answers with OpenClaw 2026.9.6's shapes and
+        corpora (``memlab.openclaw_current.tools.memory_search``).
         """
+        from memlab.openclaw_current.tools import is_release
+        from memlab.openclaw_current.tools import memory_search as release_search
         from memlab.tools import memory_search, unavailable
+
+        if is_release(self.pipeline):
+            with self.lock:
+                res = release_search(
+                    self.reader,
+                    query,
+                    maxResults,
+                    minScore,
+                    corpus,
+                    pipeline=self.pipeline,
+                    citations=self.citations,
+                )
+                stale = self.stale_files() if "provider" in res else []
+            return self.with_stale(res, stale)
 
         if corpus is not None and corpus not in MCP_CORPORA:
             return unavailable(
@@ -168,6 +200,11 @@ class MemoryService:
                 note = f"this index does not cover {corpus} (sources: {', '.join(self.reader.sources)})"
                 res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
             res["results"] = [r for r in res["results"] if r.get("source") == corpus]
+        return self.with_stale(res, stale)
+
+    @staticmethod
+    def with_stale(res: dict[str, Any], stale: list[str]) -> dict[str, Any]:
+        """``res`` with a ``warning`` naming the stale files (up to 10), when there are any."""
         if stale:
             shown = ", ".join(stale[:10]) + (
                 f" and {len(stale) - 10} more" if len(stale) > 10 else ""
@@ -192,12 +229,33 @@ class MemoryService:
             self.stale_at = now
         return self.stale
 
-    def get(self, path: str, from_: int | None = None, lines: int | None = None) -> dict[str, Any]:
+    def get(
+        self,
+        path: str,
+        from_: int | None = None,
+        lines: int | None = None,
+        corpus: str | None = None,
+    ) -> dict[str, Any]:
         """``memory_get``: ``memlab.tools.memory_get`` with the index's extra paths (the
-        same rules as ``memlab get``; a refusal is logged on stderr with the rule)."""
+        same rules as ``memlab get``; a refusal is logged on stderr with the rule); for a
+        release system ``memlab.openclaw_current.tools.memory_get`` (window, ``status``,
+        ``corpus``)."""
+        from memlab.openclaw_current.tools import RELEASE_RULES, is_release
+        from memlab.openclaw_current.tools import memory_get as release_get
+        from memlab.store.filerules import extra_path_names
         from memlab.tools import memory_get, memory_path_refusal
 
-        extra = self.reader.extra_paths
+        extra = extra_path_names(self.reader.extra_paths)
+        if is_release(self.pipeline):
+            res = release_get(
+                self.reader.workspace, path, from_, lines, extra_paths=extra, corpus=corpus
+            )
+            if res.get("code") == "MEMORY_PATH_NOT_ALLOWED":
+                why = memory_path_refusal(self.reader.workspace, path, extra, rules=RELEASE_RULES)
+                print(
+                    f"memlab mcp: memory_get {path!r} refused: {why}", file=sys.stderr, flush=True
+                )
+            return res
         res = memory_get(self.reader.workspace, path, from_, lines, extra_paths=extra)
         if res.get("error") == "path required":
             why = memory_path_refusal(self.reader.workspace, path, extra)
@@ -226,6 +284,30 @@ class MemoryService:
         }
 
 
+def single_query_threads(embedder: Any, threads: int = QUERY_THREADS) -> bool:
+    """Run an onnxruntime embedder (``OnnxEmbedder``; a ``FallbackEmbedder``'s primary and
+    fallback too) that has not loaded yet on one session of ``threads`` intra-op threads.
+
+    For the reader index, which embeds one query per call. ``OnnxEmbedder``'s default
+    (``sessions=None``) already runs a one-batch call on one single-thread session; this
+    also pins an embedder built with explicit sessions. Returns whether any embedder
+    was changed; a loaded one (its session exists), another backend or None is left as it
+    is. The vectors do not depend on the thread count (same graph, same kernels).
+    """
+    from memlab.embed.onnx import OnnxEmbedder
+
+    if embedder is None:
+        return False
+    if not isinstance(embedder, OnnxEmbedder):
+        inner = [getattr(embedder, k, None) for k in ("primary", "fallback")]
+        # a list, not a generator: both parts are set, whatever the first one answers
+        return any([single_query_threads(e, threads) for e in inner if e is not embedder])
+    if embedder.loaded or (embedder.threads, embedder.sessions) == (threads, 1):
+        return False
+    embedder.threads, embedder.sessions = threads, 1
+    return True
+
+
 # ---------------------------------------------------------------------- server
 class StaticTokenVerifier:
     """The SDK's ``TokenVerifier`` for one shared secret, compared in constant time."""
@@ -249,6 +331,9 @@ def build_server(
     authentication (HTTP only: stdio has no headers) whose ``issuer`` is this server."""
     from mcp.server import MCPServer
 
+    from memlab.openclaw_current.tools import is_release
+
+    release = is_release(service.pipeline)
     auth: dict[str, Any] = {}
     if token:
         from mcp.server.auth.settings import AuthSettings
@@ -269,14 +354,21 @@ def build_server(
         query: str,
         maxResults: int | None = None,
         minScore: float | None = None,
-        corpus: Annotated[str | None, Field(description="memory, sessions or all")] = None,
+        corpus: Annotated[
+            str | None, Field(description="memory, sessions or all (2026.9.6: also wiki)")
+        ] = None,
     ) -> dict[str, Any]:
         """Search the memory files; results carry path, line range, score and snippet."""
         return service.search(query, maxResults, minScore, corpus)
 
     def memory_get(**arguments: Any) -> dict[str, Any]:
         """Read a memory file (MEMORY.md or memory/*.md), optionally a line range."""
-        return service.get(arguments["path"], arguments.get("from"), arguments.get("lines"))
+        return service.get(
+            arguments["path"],
+            arguments.get("from"),
+            arguments.get("lines"),
+            arguments.get("corpus"),
+        )
 
     # OpenClaw's argument is `from`, a Python keyword: the SDK builds the schema from this
     # signature (`from_`, aliased "from") and calls the tool with the alias as the key.
@@ -285,6 +377,12 @@ def build_server(
             inspect.Parameter("path", KW, annotation=str),
             inspect.Parameter("from_", KW, default=None, annotation=GET_FROM),
             inspect.Parameter("lines", KW, default=None, annotation=int | None),
+            # OpenClaw 2026.9.6's memory_get also takes a corpus (the 2026-04 tool does not).
+            *(
+                [inspect.Parameter("corpus", KW, default=None, annotation=GET_CORPUS)]
+                if release
+                else []
+            ),
         ],
         return_annotation=dict[str, Any],
     )

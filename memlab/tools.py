@@ -7,6 +7,7 @@ an answer it can read.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.rerank import snippet as make_snippet
-from memlab.vocab import CITATION_MODES
+from memlab.vocab import CITATION_MODES, DEFAULT_MEMORY_FILES, MEMORY_FILE_RULES
 from memlab.workspace import MemoryFileError, read_memory_file
 
 if TYPE_CHECKING:
@@ -26,6 +27,18 @@ if TYPE_CHECKING:
 
 SNIPPET_CHARS = 700
 GET_ROOT_FILES = ("MEMORY.md", "memory.md", "dreams.md")
+# The root files memory_get opens, per memory-file rules (``vocab.MEMORY_FILE_RULES``): the one
+# owner of that rule. 2026-04: exactly these names. Release 2026.9.6 (spec §11): MEMORY.md,
+# USER.md and dreams.md in any case; root memory.md is refused (the doctor merges it).
+GET_ROOT_FILES_BY_RULES: dict[str, tuple[str, ...]] = {
+    "openclaw-2026.4": GET_ROOT_FILES,
+    "openclaw-2026.9": ("MEMORY.md", "USER.md", "dreams.md"),
+}
+if set(GET_ROOT_FILES_BY_RULES) != set(MEMORY_FILE_RULES):  # a new rule needs its root files
+    raise RuntimeError(
+        f"memlab/tools.py GET_ROOT_FILES_BY_RULES keys {sorted(GET_ROOT_FILES_BY_RULES)} "
+        f"must be vocab.MEMORY_FILE_RULES: {', '.join(MEMORY_FILE_RULES)}"
+    )
 PATH_REQUIRED = "path required"
 
 
@@ -68,16 +81,9 @@ def memory_search(
             raise ValueError(f"citations must be one of {', '.join(CITATION_MODES)}")
         if not isinstance(query, str) or not query.strip():
             raise ValueError("query required")
-        p = pipeline or openclaw()
-        overrides: dict[str, Any] = {}
-        if maxResults is not None:
-            overrides["max_results"] = int(maxResults)
-        if minScore is not None:
-            overrides["min_score"] = float(minScore)
-        if overrides:
-            p = p.replace(**overrides)
+        p = with_limits(pipeline or openclaw(), maxResults, minScore)
         outcome = search_with_fallback(index, p, query, now=now)
-        df, p = outcome.frame, outcome.pipeline
+        p = outcome.pipeline
         cs_mode = (
             "hybrid"
             if index.has_vectors and p.vector and p.keyword
@@ -85,12 +91,60 @@ def memory_search(
         )
     except Exception as exc:  # the tool must answer, whatever failed
         return unavailable(exc)
-    cite = citations in ("auto", "on")
+    results = result_items(outcome.candidates, outcome.ranking, citations in ("auto", "on"))
+    out = {"results": results, **answer_fields(index, outcome, citations, cs_mode)}
+    if outcome.warning is not None:
+        out["warning"] = outcome.warning
+    return out
+
+
+def with_limits(pipeline: Pipeline, maxResults: int | None, minScore: float | None) -> Pipeline:
+    """``pipeline`` with a tool call's ``maxResults`` → ``max_results`` (int) and
+    ``minScore`` → ``min_score`` (float) applied; None leaves a setting as it is, and with
+    neither the pipeline itself is returned."""
+    overrides: dict[str, Any] = {}
+    if maxResults is not None:
+        overrides["max_results"] = int(maxResults)
+    if minScore is not None:
+        overrides["min_score"] = float(minScore)
+    return pipeline.replace(**overrides) if overrides else pipeline
+
+
+def answer_fields(
+    index: MemoryIndex, outcome: SearchOutcome, citations: str, mode: str
+) -> dict[str, Any]:
+    """The fields of a ``memory_search`` answer after ``results``: ``{provider, model,
+    fallback, citations, mode}``. ``provider`` is ``"none"`` without an embedder;
+    ``fallback`` is true when the embedder runs a fallback (``fallback_reason`` set) or the
+    search fell back to keyword-only (``outcome.warning`` set)."""
+    e = index.embedder
+    fell_back = getattr(e, "fallback_reason", None) is not None or outcome.warning is not None
+    return {
+        "provider": e.provider if e is not None else "none",
+        "model": index.model,
+        "fallback": fell_back,
+        "citations": citations,
+        "mode": mode,
+    }
+
+
+def result_items(cs: CandidateSet, ranking: Ranking, cite: bool) -> list[dict[str, Any]]:
+    """The ``results`` of a ``memory_search`` answer: one ``{path, startLine, endLine,
+    score, snippet, source, citation?}`` per returned chunk, sorted by score (descending)
+    then path (stable: ties on both keep rank order).
+
+    Built from the ranking's arrays (``memlab.pipeline.explain.result_rows``, the row owner
+    that ``ranking_frame`` reads too), not from a results DataFrame: the frame costs more
+    than the rest of a warm answer. Only the returned chunks' texts are fetched. ``cite``:
+    ``snippet`` gains ``\\n\\nSource: path#L5-L7`` and ``citation`` is set.
+    """
+    from memlab.pipeline.explain import result_rows
+
+    rows = result_rows(cs, ranking)
+    texts = cs.texts(rows["pos"])
+    cols = [rows[c].tolist() for c in ("path", "start_line", "end_line", "score", "source")]
     results = []
-    # Column lists, not itertuples: the frame carries every explain column and
-    # itertuples over it costs more than the rest of the answer.
-    cols = [df[c].tolist() for c in ("text", "path", "start_line", "end_line", "score", "source")]
-    for text, path, start, end, score, source in zip(*cols, strict=True):
+    for text, path, start, end, score, source in zip(texts, *cols, strict=True):
         snip = make_snippet(text, SNIPPET_CHARS)
         item: dict[str, Any] = {
             "path": path,
@@ -106,35 +160,32 @@ def memory_search(
             item["citation"] = c
         results.append(item)
     results.sort(key=lambda r: (-r["score"], r["path"]))
-    e = index.embedder
-    out: dict[str, Any] = {
-        "results": results,
-        "provider": e.provider if e is not None else "none",
-        "model": index.model,
-        "fallback": getattr(e, "fallback_reason", None) is not None or outcome.warning is not None,
-        "citations": citations,
-        "mode": cs_mode,
-    }
-    if outcome.warning is not None:
-        out["warning"] = outcome.warning
-    return out
+    return results
 
 
 @dataclass
 class SearchOutcome:
     """One search as ``search_with_fallback`` ran it.
 
-    ``frame``: the results (``Pipeline.run`` columns with text); ``pipeline``: the
-    system that produced them (keyword-only after a provider failure); ``candidates``
-    and ``ranking``: what ``memlab.pipeline.explain`` needs to account for every
-    candidate; ``warning``: why a fallback was taken (None when none was).
+    ``pipeline``: the system that produced the results (keyword-only after a provider
+    failure); ``candidates`` and ``ranking``: the results as arrays, and what
+    ``memlab.pipeline.explain`` needs to account for every candidate; ``warning``: why a
+    fallback was taken (None when none was); ``frame``: the results as a DataFrame
+    (``Pipeline.run`` columns with text), built on first access only — the MCP server's
+    answer is made from the arrays (``result_items``) and never pays for it.
     """
 
-    frame: pd.DataFrame
     pipeline: Pipeline
     candidates: CandidateSet
     ranking: Ranking
     warning: str | None = None
+
+    @functools.cached_property
+    def frame(self) -> pd.DataFrame:
+        """``ranking_frame`` of this search, with the returned chunks' texts."""
+        from memlab.pipeline import ranking_frame
+
+        return ranking_frame(self.candidates, self.ranking, self.pipeline.name, with_text=True)
 
 
 def search_with_fallback(
@@ -152,12 +203,10 @@ def search_with_fallback(
     """
     from memlab.embed import EmbeddingError
     from memlab.index import IndexCorruptError
-    from memlab.pipeline import ranking_frame
 
     def run(p: Pipeline) -> SearchOutcome:
         cs = p.retrieve(index, [query], qids=["q"], times=None if now is None else [now])
-        r = p.rank(cs)
-        return SearchOutcome(ranking_frame(cs, r, p.name, with_text=True), p, cs, r)
+        return SearchOutcome(p, cs, p.rank(cs))
 
     try:
         try:
@@ -189,6 +238,8 @@ def resolve_memory_path(
     workspace: str | os.PathLike[str],
     path: str,
     extra_paths: Sequence[str | os.PathLike[str]] = (),
+    *,
+    rules: str = DEFAULT_MEMORY_FILES,
 ) -> tuple[Path, str] | None:
     """Resolve a ``memory_get`` path to (absolute file, display path), or None if refused.
 
@@ -198,8 +249,10 @@ def resolve_memory_path(
     workspace (or extra path) down is a symlink. Refused: empty or non-string
     paths, NUL bytes, backslashes (Windows separators), ``..`` escapes. Paths
     are never URL-decoded: ``%2e%2e`` is a literal name, not a traversal.
+    ``rules`` (``vocab.MEMORY_FILE_RULES``) chooses the root files
+    (:func:`get_root_file_allowed`: release 2026.9 opens ``USER.md``, refuses ``memory.md``).
     """
-    found = _resolve(workspace, path, extra_paths)
+    found = _resolve(workspace, path, extra_paths, rules)
     return None if found is None else (found[0], found[1])
 
 
@@ -207,9 +260,10 @@ def _resolve(
     workspace: str | os.PathLike[str],
     path: str,
     extra_paths: Sequence[str | os.PathLike[str]],
+    rules: str = DEFAULT_MEMORY_FILES,
 ) -> tuple[Path, str, Path] | None:
     """(file, display path, folder the file is opened beneath) or None (see above)."""
-    found = _resolve_or_refuse(workspace, path, extra_paths)
+    found = _resolve_or_refuse(workspace, path, extra_paths, rules)
     return None if isinstance(found, str) else found
 
 
@@ -217,6 +271,8 @@ def memory_path_refusal(
     workspace: str | os.PathLike[str],
     path: str,
     extra_paths: Sequence[str | os.PathLike[str]] = (),
+    *,
+    rules: str = DEFAULT_MEMORY_FILES,
 ) -> str | None:
     """Which ``memory_get`` rule ``path`` breaks, in words; None when it is allowed.
 
@@ -226,7 +282,7 @@ def memory_path_refusal(
     the workspace but not ``MEMORY.md``/``memory.md``/``dreams.md`` or under
     ``memory/``, a symlink on the way.
     """
-    found = _resolve_or_refuse(workspace, path, extra_paths)
+    found = _resolve_or_refuse(workspace, path, extra_paths, rules)
     return found if isinstance(found, str) else None
 
 
@@ -234,8 +290,10 @@ def _resolve_or_refuse(
     workspace: str | os.PathLike[str],
     path: str,
     extra_paths: Sequence[str | os.PathLike[str]],
+    rules: str = DEFAULT_MEMORY_FILES,
 ) -> tuple[Path, str, Path] | str:
     """(file, display path, folder the file is opened beneath), or the rule it breaks."""
+    get_root_file_allowed("MEMORY.md", rules)  # an unknown rule name fails here, named
     if not isinstance(path, str) or not path.strip():
         return "the path is empty"
     if "\x00" in path:
@@ -261,7 +319,7 @@ def _resolve_or_refuse(
         parts = rel.parts
         inside_ws = inside_ws or not is_extra
         if not is_extra and not (
-            (len(parts) == 1 and parts[0] in GET_ROOT_FILES)
+            (len(parts) == 1 and get_root_file_allowed(parts[0], rules))
             or (len(parts) >= 2 and parts[0] == "memory")
         ):
             continue
@@ -275,11 +333,28 @@ def _resolve_or_refuse(
         beneath = root.parent if is_extra and rel == Path(".") else root
         return cand, display, beneath
     if inside_ws:
+        roots_ok = GET_ROOT_FILES_BY_RULES[rules]
         return (
-            f"inside the workspace {ws} but not {', '.join(GET_ROOT_FILES[:-1])} or"
-            f" {GET_ROOT_FILES[-1]} nor under memory/ (an extra path, --extra PATH, allows more)"
+            f"inside the workspace {ws} but not {', '.join(roots_ok[:-1])} or"
+            f" {roots_ok[-1]} nor under memory/ (an extra path, --extra PATH, allows more)"
         )
     return f"outside the workspace {ws} and every extra path (--extra PATH allows one)"
+
+
+def get_root_file_allowed(name: str, rules: str = DEFAULT_MEMORY_FILES) -> bool:
+    """Whether ``memory_get`` under ``rules`` opens the workspace-root file ``name``.
+
+    ``openclaw-2026.4``: ``name`` is one of ``GET_ROOT_FILES`` (exact case);
+    ``openclaw-2026.9``: ``MEMORY.md`` or ``USER.md`` (exact case) or ``dreams.md`` in any
+    case. Unknown ``rules`` → ``ValueError`` naming the allowed ones.
+    """
+    if rules not in GET_ROOT_FILES_BY_RULES:
+        raise ValueError(
+            f"memory_files must be one of {', '.join(GET_ROOT_FILES_BY_RULES)}, got {rules!r}"
+        )
+    if rules == "openclaw-2026.9":
+        return name in ("MEMORY.md", "USER.md") or name.lower() == "dreams.md"
+    return name in GET_ROOT_FILES_BY_RULES[rules]
 
 
 def _has_symlink(root: Path, parts: tuple[str, ...]) -> bool:

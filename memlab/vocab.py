@@ -18,17 +18,26 @@ FTS_TOKENIZE: dict[str, str] = {
 FTS_TOKENIZERS: tuple[str, ...] = tuple(FTS_TOKENIZE)
 # The FTS tokenizers OpenClaw 2026.9.6 offers (store.fts.tokenizer; memlab.openclaw_current).
 OPENCLAW_CURRENT_TOKENIZERS: tuple[str, ...] = ("unicode61", "trigram")
+# memory.search.multimodal.modalities of release 2026.9.6 (memlab.openclaw_current.config).
+MULTIMODAL_MODALITIES: tuple[str, ...] = ("image", "audio", "all")
 # Vector-leg engines (memlab.vectors): "numpy" the exact scan at memory speed; "faiss"
 # exact too; "fp16"/"sq8" quantised scans re-scored exactly; "ivf"/"hnsw" approximate.
 VECTOR_BACKENDS: tuple[str, ...] = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
 # Chunkers (memlab.chunking.ChunkerConfig.kind).
 CHUNKERS: tuple[str, ...] = ("openclaw", "openclaw-exact", "heading", "line")
+# Memory-file rules (memlab.store.filerules): which files are memory and how they are chunked,
+# a property of the system being run: OpenClaw as pinned 2026-04-13, or release 2026.9.6.
+MEMORY_FILE_RULES: tuple[str, ...] = ("openclaw-2026.4", "openclaw-2026.9")
+DEFAULT_MEMORY_FILES = MEMORY_FILE_RULES[0]  # the rule of an index, pipeline or lab by default
 # Lab units: OpenClaw chunks, or one line (a dialog turn) per unit.
 UNITS: tuple[str, ...] = ("chunk", "turn")
 # Index sources (OpenClaw's memorySearch.sources).
 SOURCES: tuple[str, ...] = ("memory", "sessions")
 # memory_search's `corpus` argument through `memlab mcp` (memlab.server).
 MCP_CORPORA: tuple[str, ...] = ("memory", "sessions", "all")
+# OpenClaw 2026.9.6's `corpus` arguments (memlab.tools_current): memory_search, memory_get.
+OPENCLAW_CURRENT_CORPORA: tuple[str, ...] = ("memory", "wiki", "all", "sessions")
+OPENCLAW_CURRENT_GET_CORPORA: tuple[str, ...] = ("memory", "wiki", "all")
 
 # ----------------------------------------------------------------- embedders
 # Providers memlab can run (memlab.embed.resolve_embedder).
@@ -42,10 +51,17 @@ CLI_EMBEDDERS: tuple[str, ...] = ("auto", "local", "hashing", "none")
 LAB_EMBEDDERS: tuple[str, ...] = ("local", "hashing", "none")
 # How the local model runs (memlab.embed.resolve_embedder backend=): torch through
 # sentence-transformers, or onnxruntime (memlab.embed.onnx: no torch on the query path).
-LOCAL_BACKENDS: tuple[str, ...] = ("torch", "onnx")
+LOCAL_BACKENDS: tuple[str, ...] = ("torch", "onnx", "onnx-int8")
+# The default: onnx gives the torch path's vectors (cosine >= 0.9999, the same index
+# identity, identical LoCoMo top-10) without importing torch on a query (issue 16;
+# docs/benchmarks.md). torch stays one flag away (--local-backend torch).
+DEFAULT_LOCAL_BACKEND = "onnx"
+# Numeric precisions of the onnxruntime graph (memlab.embed.onnx): the fp32 export, or its
+# dynamically quantised int8 copy (backend onnx-int8).
+ONNX_PRECISIONS: tuple[str, ...] = ("fp32", "int8")
 
 # ------------------------------------------------------------------ pipeline
-KEYWORD_MODES: tuple[str, ...] = ("and", "or")
+KEYWORD_MODES: tuple[str, ...] = ("and", "or", "openclaw-current")
 FUSION_METHODS: tuple[str, ...] = (
     "wsum",
     "rrf",
@@ -69,15 +85,34 @@ NORMALIZATIONS: tuple[str, ...] = (
     "max",
     "sum",
 )
-DECAY_RULES: tuple[str, ...] = ("off", "exact", "latest")
+DECAY_RULES: tuple[str, ...] = ("off", "exact", "latest", "openclaw-current")
 DECAY_KINDS: tuple[str, ...] = ("exponential", "qmd")
-MMR_KINDS: tuple[str, ...] = ("off", "jaccard", "embedding")
+MMR_KINDS: tuple[str, ...] = ("off", "jaccard", "embedding", "openclaw-current")
+# Neighbour rules by conversation shape (memlab.stages.context, memlab.stages.shape).
+NEIGHBOR_SHAPES: tuple[str, ...] = ("off", "roles")
+# Ordering + selection rules of the selection stage (memlab.stages.current).
+SELECTION_RULES: tuple[str, ...] = ("openclaw", "openclaw-current")
 CITATION_MODES: tuple[str, ...] = ("auto", "on", "off")
 # Steps after which MEMLAB_DOCTOR_CRASH_AFTER kills `memlab doctor --fix` (memlab.doctor, tests).
 DOCTOR_CRASH_STEPS: tuple[str, ...] = (
     *("repair-dir", "archive-dir", "archive-partial", "archive-tmp", "archive"),
     *("append-partial", "append-tmp", "append", "remove"),
 )
+# Features of the learned stage's linear model (memlab.stages.learned: meanings there);
+# a model row may also name "a*b" (a product of two of them) or "bias".
+LEARNED_FEATURES: tuple[str, ...] = (
+    *("vz", "tz", "vmm", "tmax", "has_v", "has_t", "vrr", "trr", "pvz", "nvz", "ptz", "ntz"),
+    *("loglen", "prior", "pvz+", "nvz+", "ptz+", "ntz+"),
+    *("qlen", "vtop", "vgap", "tgap", "nt", "agree"),
+)
 
 # ----------------------------------------------------------------------- lab
 DATASETS: tuple[str, ...] = ("synthetic", "locomo", "beam", "longmemeval", "folder")
+# Synthetic question categories (memlab.datasets.synthetic): the classic ones, and those that
+# exercise OpenClaw 2026.9.6's new stages (never in the default mix; synthetic.release).
+SYNTH_PHENOMENA: tuple[str, ...] = (
+    *("paraphrase", "exact", "update", "redundancy", "distractor", "multi", "cjk"),
+)
+SYNTH_RELEASE_PHENOMENA: tuple[str, ...] = (
+    *("importance", "project", "filename", "trigger", "longlived"),
+)

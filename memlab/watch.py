@@ -81,13 +81,15 @@ def watch(
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
 
+    from memlab.store.filerules import extra_path_names
+
     if debounce_ms < 0 or settle_ms < 0:
         raise ValueError("debounce_ms and settle_ms must be >= 0")
     ws = index.workspace
     dirty = DirtyFlag()
     extra_roots = [
         Path(p).expanduser() if Path(p).expanduser().is_absolute() else ws / p
-        for p in index.extra_paths
+        for p in extra_path_names(index.extra_paths)
     ]
 
     class Handler(FileSystemEventHandler):

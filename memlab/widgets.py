@@ -125,8 +125,7 @@ class Explorer:
         from memlab.eval.lab import Lab
         from memlab.eval.metrics import parse_metric
 
-        if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose from {', '.join(PRESETS)}")
+        make_preset(preset)  # an unknown name is a ValueError listing the presets
         if isinstance(source, Dataset):
             # As `memlab eval` and the benchmarks: a Lab runs each system on the index it
             # is defined for (memlab-best on its porter index, openclaw on unicode61),
@@ -340,7 +339,7 @@ class Explorer:
     def _free_candidates(self, p: Pipeline, query: str) -> CandidateSet:
         index = self._free_index(p)
         kf = p.retrieval_spec(index.has_vectors).keyword_fallback
-        key = (query, p.keyword_mode, kf, index.fts_tokenizer)
+        key = (query, p.keyword_mode, kf, index.fts_tokenizer, index.memory_files)
         cs = self._free.get(key)
         if cs is None or cs.depth < p.depth:
             self.retrievals += 1

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,6 +54,42 @@ def write(root: Path, rel: str, text: str) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")
     return p
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    """Run ``memlab`` in-process (``memlab.cli.main``): (exit code, stdout, stderr).
+
+    argparse's ``SystemExit`` (a usage error, ``--help``, ``--version``) becomes its code
+    (2 when it carries none), as the shell would see it.
+    """
+    from memlab.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse errors and --version
+            code = exc.code if isinstance(exc.code, int) else 2
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own (``$XDG_CACHE_HOME``), so no index is shared."""
+    cache = tmp_path / "user-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache
+
+
+@pytest.fixture
+def private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache and a ``$HOME`` of the test's own, with no OpenClaw state folder set, so the
+    release's agent database and config land under ``tmp_path``; returns the home."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OPENCLAW_STATE_DIR", raising=False)
+    monkeypatch.delenv("OPENCLAW_HOME", raising=False)
+    return tmp_path / "home"
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -12,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write
+from tests.conftest import cli, write
 
 MEMLAB = [sys.executable, "-m", "memlab.cli"]
 
@@ -40,15 +38,7 @@ def run(
             [*MEMLAB, *args], capture_output=True, text=True, env=env, timeout=300
         )
     else:
-        from memlab.cli import main
-
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(list(args))
-            except SystemExit as exc:  # argparse errors and --version
-                code = exc.code if isinstance(exc.code, int) else 2
-        proc = subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+        proc = subprocess.CompletedProcess(list(args), *cli(*args))
     if check and proc.returncode != 0:
         raise AssertionError(f"memlab {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
     return proc

@@ -329,6 +329,10 @@ def test_default_demo_with_the_packaged_model(tmp_path: Path) -> None:
     assert m and int(m[1]) >= 150
     assert "Key test" in text
     assert "it/s" not in proc.stderr
-    assert not (tmp_path / "xdg").exists() or _tree(tmp_path / "xdg") == []
+    # The demo keeps its indexes and results under --out; the user cache holds only the
+    # packaged model's one-time ONNX export (memlab/onnx/<weights sha256>/, shared by every
+    # run on the machine) — nothing of onnxruntime's own (ORT_DISABLE_TELEMETRY).
+    outside = [p for p in _tree(tmp_path / "xdg") if not p.startswith("memlab/onnx")]
+    assert outside in ([], ["memlab"]), outside
     print(f"default demo: {seconds:.0f} s")
     assert seconds < 600

@@ -22,6 +22,7 @@ from memlab.embed import (
     EmbeddingError,
     FallbackEmbedder,
     HashingEmbedder,
+    OnnxEmbedder,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
     normalize_vectors,
@@ -332,7 +333,10 @@ def test_resolve_choices(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     assert resolve_embedder("Hashing", model="hashing-64").dimensions == 64
     assert resolve_embedder("none") is None
     local = resolve_embedder("local")
-    assert isinstance(local, SentenceTransformerEmbedder) and not local.loaded
+    # The default backend is onnx (memlab.vocab.DEFAULT_LOCAL_BACKEND); torch on request.
+    assert isinstance(local, OnnxEmbedder) and not local.loaded
+    torch_path = resolve_embedder("local", backend="torch")
+    assert isinstance(torch_path, SentenceTransformerEmbedder) and not torch_path.loaded
     assert resolve_embedder("local", model=str(tmp_path)).model_path == tmp_path
     remote = {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "k", "headers": {"X-Org": "o"}}
     oa = resolve_embedder("openai", remote=remote)
@@ -344,7 +348,7 @@ def test_resolve_choices(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     )
     assert resolve_embedder("openai", model="m", remote={"base_url": "https://x.test"}).model == "m"
 
-    assert isinstance(resolve_embedder("auto"), SentenceTransformerEmbedder)
+    assert isinstance(resolve_embedder("auto"), OnnxEmbedder)
     # A remote model name under auto goes remote even though the local model exists.
     big = resolve_embedder("auto", model="text-embedding-3-large", remote=remote)
     assert isinstance(big, OpenAIEmbedder) and big.model == "text-embedding-3-large"

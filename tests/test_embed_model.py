@@ -107,7 +107,7 @@ def test_count_truncated(model: SentenceTransformerEmbedder) -> None:
 
 
 def test_resolve_auto_gives_packaged_model() -> None:
-    emb = resolve_embedder("auto")
+    emb = resolve_embedder("auto", backend="torch")
     assert isinstance(emb, SentenceTransformerEmbedder)
     assert emb.model == "all-MiniLM-L6-v2"
 

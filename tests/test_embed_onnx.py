@@ -88,7 +88,8 @@ def test_unsupported_modules_are_refused_naming_the_file(tmp_path: Path) -> None
 def test_resolve_embedder_backend_option() -> None:
     emb = resolve_embedder("local", backend="onnx")
     assert isinstance(emb, OnnxEmbedder) and not emb.loaded
-    assert isinstance(resolve_embedder("local"), SentenceTransformerEmbedder)  # default: torch
+    assert isinstance(resolve_embedder("local"), OnnxEmbedder)  # the default backend
+    assert isinstance(resolve_embedder("local", backend="torch"), SentenceTransformerEmbedder)
     assert isinstance(resolve_embedder("auto", backend="ONNX"), OnnxEmbedder)
     with pytest.raises(ValueError, match="backend must be one of torch, onnx"):
         resolve_embedder("local", backend="tensorrt")
@@ -236,3 +237,19 @@ def test_memlab_search_with_the_onnx_backend(onnx_emb: OnnxEmbedder, tmp_path: P
     assert got["onnx"]["hits"] == got["torch"]["hits"] and got["onnx"]["hits"]
     assert got["onnx"]["heavy"] == [] and "torch" in got["torch"]["heavy"]
     assert "rebuilding" not in run.stderr  # the onnx run reused the torch-built index
+
+
+def test_onnxruntime_writes_nothing_outside_memlab_cache(tmp_path: Path) -> None:
+    """``import onnxruntime`` alone writes a telemetry device id under
+    $XDG_CACHE_HOME/Microsoft; memlab's loader switches that off before importing it."""
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "plain")
+    subprocess.run([sys.executable, "-c", "import onnxruntime"], env=env, check=True)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "memlab")
+    code = (
+        "from memlab.embed.onnxexport import quiet_onnxruntime\n"
+        "quiet_onnxruntime()\nimport onnxruntime\n"
+    )
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    assert (tmp_path / "plain" / "Microsoft").exists()  # the library's own behaviour
+    assert not (tmp_path / "memlab").exists()

@@ -23,6 +23,7 @@ NOTEBOOKS = [
     "04_mmr_and_decay",
     "05_locomo",
     "06_chunking",
+    "07_openclaw_releases",
 ]
 # Committed outputs must stay small (they are diffs in review), and 05's must be empty:
 # its outputs would quote LoCoMo, which is licensed CC BY-NC and never copied into the repo.

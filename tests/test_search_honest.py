@@ -13,8 +13,6 @@ the hashing embedder and a private user cache (``XDG_CACHE_HOME``):
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import time
@@ -25,6 +23,7 @@ import pytest
 
 from memlab.embed import EmbeddingError, HashingEmbedder
 from memlab.index import MemoryIndex
+from tests.conftest import cli as run
 from tests.conftest import write
 from tests.test_embed_http import Server, status
 from tests.test_embed_http import server as http_server  # noqa: F401 (a fixture)
@@ -35,18 +34,6 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     return cache
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    from memlab.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 2
-    return code, out.getvalue(), err.getvalue()
 
 
 def tree(root: Path) -> dict[str, float]:

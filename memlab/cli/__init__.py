@@ -39,7 +39,17 @@ from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import cmd_search, parse_now
 from memlab.cli.server import add_parser as add_mcp_parser
 from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
-from memlab.vocab import CHUNKERS, CITATION_MODES, VECTOR_BACKENDS
+from memlab.vocab import (
+    CHUNKERS,
+    CITATION_MODES,
+    DEFAULT_MEMORY_FILES,
+    MEMORY_FILE_RULES,
+    OPENCLAW_CURRENT_CORPORA,
+    OPENCLAW_CURRENT_GET_CORPORA,
+    SYNTH_PHENOMENA,
+    SYNTH_RELEASE_PHENOMENA,
+    VECTOR_BACKENDS,
+)
 from memlab.vocab import CLI_EMBEDDERS as EMBEDDERS
 
 __all__ = [
@@ -77,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("files", help="list a workspace's memory files")
     p.add_argument("workspace")
     p.add_argument("--extra", action="append", default=[], metavar="PATH", help="extra memory path")
+    p.add_argument("--memory-files", choices=MEMORY_FILE_RULES, default=DEFAULT_MEMORY_FILES)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_files)
 
@@ -87,6 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overlap", type=int, default=80)
     p.add_argument("--show", action="store_true", help="print each chunk's text too")
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--memory-files",
+        choices=MEMORY_FILE_RULES,
+        default=None,
+        help="chunk FILE, or every memory file of a workspace folder, as an index of this rule"
+        " stores it (openclaw-2026.9: per-entry MEMORY.md, annotations shown)",
+    )
+    p.add_argument("--extra", action="append", default=[], metavar="PATH", help="extra memory path")
     p.set_defaults(func=cmd_chunk)
 
     p = sub.add_parser("index", help="create or update a workspace's index (incremental)")
@@ -124,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--preset",
         default=None,
         help="openclaw (default; with --config: the config's own query settings),"
-        " openclaw-latest, wsum, rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
+        " openclaw-latest, openclaw-current (alias openclaw-2026.9: release 2026.9.6), wsum,"
+        " rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
     )
     p.add_argument("--vector-weight", type=float, dest="vector_weight")
     p.add_argument("--text-weight", type=float, dest="text_weight")
@@ -136,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--citations", choices=CITATION_MODES, default="auto")
     p.add_argument("--json", action="store_true", help="the memory_search tool's JSON")
+    p.add_argument(
+        "--corpus",
+        choices=OPENCLAW_CURRENT_CORPORA,
+        default=None,
+        help="with the 2026.9.6 release (--preset openclaw-current): memory_search's corpus"
+        " argument (plain, --explain and --json output alike)",
+    )
     p.add_argument(
         "--explain",
         action="store_true",
@@ -169,6 +196,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path")
     p.add_argument("--from", type=int, dest="from_", default=None, help="first line (1-based)")
     p.add_argument("--lines", type=int, default=None, help="number of lines")
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="the system whose memory_get answers: openclaw (default, 2026-04: whole file)"
+        " or openclaw-current (2026.9.6: 120 lines / 12,000 chars, from=N notice, USER.md)",
+    )
+    p.add_argument(
+        "--corpus",
+        choices=OPENCLAW_CURRENT_GET_CORPORA,
+        default=None,
+        help="with the 2026.9.6 release: memory_get's corpus argument",
+    )
     p.add_argument("--extra", action="append", default=[], metavar="PATH")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_get)
@@ -183,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries-per-type", type=int, dest="queries_per_type")
     p.add_argument(
         "--mix",
-        help="comma-separated phenomena (paraphrase,exact,update,redundancy,distractor,multi,cjk)",
+        help=f"comma-separated phenomena ({','.join(SYNTH_PHENOMENA + SYNTH_RELEASE_PHENOMENA)})",
     )
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="any SynthConfig field"

@@ -19,8 +19,10 @@ from memlab.errors import CliError
 from memlab.vocab import (
     CHUNKERS,
     CLI_EMBEDDERS,
+    DEFAULT_LOCAL_BACKEND,
     FTS_TOKENIZERS,
     LOCAL_BACKENDS,
+    MEMORY_FILE_RULES,
     VECTOR_BACKENDS,
 )
 
@@ -28,6 +30,7 @@ __all__ = [
     "DeferredParser",
     "add_index_options",
     "announce_rebuild",
+    "chunk_row",
     "format_table",
     "json_default",
     "load_config",
@@ -101,11 +104,19 @@ def add_index_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--extra", action="append", default=[], metavar="PATH", help="extra memory path")
     g.add_argument("--fts-tokenizer", choices=FTS_TOKENIZERS, default=None)
     g.add_argument(
+        "--memory-files",
+        choices=MEMORY_FILE_RULES,
+        default=None,
+        help="which files are memory and how they are chunked: OpenClaw 2026-04 or release"
+        " 2026.9.6 (default: the preset's, else openclaw-2026.4); one index file per rule",
+    )
+    g.add_argument(
         "--local-backend",
         choices=LOCAL_BACKENDS,
-        default="torch",
-        help="how the packaged model runs: torch (sentence-transformers, default) or onnx"
-        " (onnxruntime: no torch import on a query; same vectors and index)",
+        default=DEFAULT_LOCAL_BACKEND,
+        help="how the packaged model runs: onnx (onnxruntime, default: no torch import on a"
+        " query), torch (sentence-transformers; same vectors and index) or onnx-int8"
+        " (int8-quantised: faster indexing, its own index)",
     )
     g.add_argument(
         "--vector-backend",
@@ -198,6 +209,11 @@ def format_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
 def load_config(args: argparse.Namespace) -> Any:
     """The OpenClaw settings of ``--config`` (with ``--agent``'s override), else the defaults.
 
+    A file with ``memory.search`` (OpenClaw 2026.9.6's layout) is read by
+    ``memlab.openclaw_current.config.load_current_config`` and returned as its
+    ``CurrentSearchConfig``; any other by ``memlab.config.load_openclaw_config`` (2026-04),
+    with a note on stderr of how the release's doctor migrates ``agents.defaults.memorySearch``.
+
     Usage errors (exit 2): ``--agent`` without ``--config``, an empty ``--config``
     or ``--agent``, and, when no ``--embedder`` overrides the config's provider,
     a provider memlab cannot build (``config.provider_problem``: e.g. ``openai``
@@ -216,11 +232,37 @@ def load_config(args: argparse.Namespace) -> Any:
         )
     if config is None:
         return MemorySearchConfig()
+    from memlab.openclaw_current.config import file_shape, load_current_config
+
+    if file_shape(config) == "current":
+        # OpenClaw 2026.9.6's memory.search (strict schema): the release's own reader.
+        current = load_current_config(config, agent)
+        problem = current.provider_problem() if getattr(args, "embedder", None) is None else None
+        if problem:
+            raise CliError(problem)
+        return current
     cfg = load_openclaw_config(config, agent)
+    legacy_config_note(config)
     problem = provider_problem(cfg) if getattr(args, "embedder", None) is None else None
     if problem:
         raise CliError(f"{Path(config).expanduser()}: {problem}")
     return cfg
+
+
+def legacy_config_note(config: str) -> None:
+    """Say on stderr, once per command, that ``config`` uses the 2026-04 layout and how
+    OpenClaw 2026.9.6's doctor migrates it (``memlab.openclaw_current.config.legacy_note``);
+    nothing for a file without ``memorySearch``."""
+    import json5
+
+    from memlab.openclaw_current.config import legacy_note
+
+    try:
+        note = legacy_note(json5.loads(Path(config).expanduser().read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return
+    if note:
+        print(f"memlab: note: {Path(config).expanduser()}: {note}", file=sys.stderr)
 
 
 def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
@@ -229,12 +271,18 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     ``cfg`` (default: :func:`load_config`) is translated by
     ``memlab.config.index_options``; each flag given on the command line wins
     over the config's value (``--extra`` paths are added after the config's
-    ``extraPaths``). Nothing is read or written until the index is used.
+    ``extraPaths``). A 2026.9.6 config (``memory.search``) without ``--memory-files``
+    indexes the release's files (``openclaw-2026.9``). Nothing is read or written until
+    the index is used.
     """
     from memlab.config import index_options
     from memlab.index import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
+    mf = getattr(args, "memory_files", None)
+    if hasattr(cfg, "index_config"):  # OpenClaw 2026.9.6's settings (CurrentSearchConfig)
+        mf = mf or "openclaw-2026.9"  # the release's files, as `memlab search` picks
+        cfg = cfg.index_config()
     options = index_options(
         cfg,
         provider=args.embedder,
@@ -245,9 +293,10 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         db_path=args.db,
         extra=args.extra,
         fts_tokenizer=args.fts_tokenizer,
-        local_backend=getattr(args, "local_backend", "torch"),
+        local_backend=getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND),
         vector_backend=args.vector_backend,
         lock_timeout=args.lock_timeout,
+        **({"memory_files": mf} if mf else {}),
     )
     return MemoryIndex(args.workspace, **options)
 
@@ -259,3 +308,19 @@ def announce_rebuild(index: Any) -> None:
     reason = index.rebuild_reason()
     if reason and reason != "new index":
         print(f"memlab: rebuilding {index.db_path}: {reason}", file=sys.stderr)
+
+
+def chunk_row(i: int, c: Any, weight: int, full: bool) -> dict[str, Any]:
+    """One row of ``memlab chunk``'s table for chunk ``c`` (number ``i`` within its file):
+    ``{chunk, lines: "start-end", start_line, end_line, chars: len(text), weight, hash}``;
+    ``weight`` is the rule's ``estimate_chars`` of the text, ``hash`` is cut to 12 hex
+    digits unless ``full`` (``--json``)."""
+    return {
+        "chunk": i,
+        "lines": f"{c.start_line}-{c.end_line}",
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "chars": len(c.text),
+        "weight": weight,
+        "hash": c.hash if full else c.hash[:12],
+    }

@@ -13,7 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memlab.cli.common import announce_rebuild, format_table, open_index, parse_set, print_json
+from memlab.cli.common import (
+    announce_rebuild,
+    chunk_row,
+    format_table,
+    open_index,
+    parse_set,
+    print_json,
+)
 from memlab.errors import EXIT_USAGE, CliError
 
 __all__ = [
@@ -32,9 +39,12 @@ __all__ = [
 def cmd_files(args: argparse.Namespace) -> int:
     """``memlab files``: the memory files discovery finds (path, bytes, lines, hash prefix),
     with the read error of each unreadable one; ``--json`` prints the rows."""
-    from memlab.workspace import discover_memory_files, read_memory_file
+    from memlab.store.filerules import discover_files
+    from memlab.vocab import DEFAULT_MEMORY_FILES
+    from memlab.workspace import read_memory_file, resolve_workspace
 
-    files = discover_memory_files(args.workspace, args.extra)
+    rule = getattr(args, "memory_files", DEFAULT_MEMORY_FILES)
+    files = discover_files(rule, resolve_workspace(args.workspace), args.extra)
     rows = []
     for f in files:
         try:
@@ -68,15 +78,21 @@ def cmd_files(args: argparse.Namespace) -> int:
 def cmd_chunk(args: argparse.Namespace) -> int:
     """``memlab chunk``: one Markdown file's chunks (line range, chars, weight, hash;
     ``--show`` adds each text, ``--json`` the full rows). A directory, a missing or an
-    unreadable file is a ``CliError`` (exit 2)."""
+    unreadable file is a ``CliError`` (exit 2). With ``--memory-files RULE`` a workspace
+    folder or a file is chunked as an index of that rule stores it
+    (``memlab.cli.chunkrule.chunk_by_rule``)."""
     from memlab.chunking import ChunkerConfig, estimate_chars
     from memlab.workspace import MemoryFileError, read_memory_file
 
+    if getattr(args, "memory_files", None):
+        from memlab.cli.chunkrule import chunk_by_rule
+
+        return chunk_by_rule(args)
     path = Path(args.file)
     if path.is_dir():
         raise CliError(
-            f"{path} is a directory; memlab chunk reads one Markdown file"
-            f" (to list a workspace's memory files: memlab files {path})"
+            f"{path} is a directory; memlab chunk reads one Markdown file, or a workspace"
+            f" with --memory-files RULE (to list its memory files: memlab files {path})"
         )
     if not path.exists():
         raise CliError(f"file not found: {path}")
@@ -88,13 +104,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     chunks = cfg.chunk(text)
     rows = [
         {
-            "chunk": i,
-            "lines": f"{c.start_line}-{c.end_line}",
-            "start_line": c.start_line,
-            "end_line": c.end_line,
-            "chars": len(c.text),
-            "weight": estimate_chars(c.text),
-            "hash": c.hash if args.json else c.hash[:12],
+            **chunk_row(i, c, estimate_chars(c.text), args.json),
             "heading": c.heading,
             **({"text": c.text} if args.json else {}),
         }
@@ -131,7 +141,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         print_json(d)
         return 0
     print(f"index: {index.db_path}")
-    print(f"model: {index.model}   chunker: {index.chunker.fingerprint()}")
+    print(f"model: {index.model}   chunker: {index.fingerprint()['chunker']}")
     if report.full_reindex:
         print(f"full reindex ({report.reason})")
     print(
@@ -171,6 +181,12 @@ def cmd_status(args: argparse.Namespace) -> int:
                 + (f" (this workspace has indexes for: {', '.join(others)})" if others else "")
             )
         st = index.status()
+    from memlab.openclaw_current.config import agent_store_path, normalize_agent_id
+
+    # Where the release keeps this agent's index (spec §4): a path and an exists check only.
+    agent = normalize_agent_id(getattr(args, "agent", None))
+    store = agent_store_path(agent)
+    st["openclaw_store"] = {"path": str(store), "agent": agent, "exists": store.exists()}
     if args.json:
         print_json(st)
         return 0
@@ -191,6 +207,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{'fingerprint':18} STALE (memlab index will rebuild: {index.rebuild_reason()})")
     for k, v in (st["fingerprint"] or {}).items():
         print(f"  {k:16} {v}")
+    store = st["openclaw_store"]
+    shown = "exists" if store["exists"] else "absent"
+    print(
+        f"{'openclaw_store':18} {store['path']} ({shown}; OpenClaw 2026.9.6's own index for"
+        f" agent {store['agent']}, never opened by memlab)"
+    )
     if st["dirty_files"]:
         print("changed since last sync: " + ", ".join(st["dirty_files"][:10]))
     return 0
@@ -222,6 +244,12 @@ def cmd_get(args: argparse.Namespace) -> int:
     ws = Path(args.workspace).expanduser()
     if not ws.is_dir():
         raise CliError(f"workspace not found: {ws} (memlab get WORKSPACE PATH)")
+    if get_rules(args) == "openclaw-2026.9":
+        return release_get(args, ws)
+    if getattr(args, "corpus", None) is not None:
+        raise CliError(
+            "--corpus is an argument of OpenClaw 2026.9.6's memory_get: add --preset openclaw-current"
+        )
     res = memory_get(args.workspace, args.path, args.from_, args.lines, extra_paths=args.extra)
     problem: str | None = None
     if "error" in res:
@@ -249,6 +277,66 @@ def cmd_get(args: argparse.Namespace) -> int:
     if res["text"] == "" and args.from_ is not None:
         # OpenClaw answers "" past the end of a file; a person is told why nothing printed.
         print(f"memlab: note: {res['path']} has no line {args.from_}", file=sys.stderr)
+    sys.stdout.write(res["text"])
+    if res["text"] and not res["text"].endswith("\n"):
+        sys.stdout.write("\n")
+    return 0
+
+
+def get_rules(args: argparse.Namespace) -> str:
+    """The memory-file rules of ``memlab get``'s ``--preset`` (default ``openclaw``:
+    ``openclaw-2026.4``); an unknown preset is a ``CliError``."""
+    name = getattr(args, "preset", None)
+    if name is None:
+        from memlab.vocab import DEFAULT_MEMORY_FILES
+
+        return DEFAULT_MEMORY_FILES
+    from memlab.openclaw_current.tools import system_rules
+    from memlab.presets import preset
+
+    try:
+        return system_rules(preset(name))
+    except (TypeError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def release_get(args: argparse.Namespace, ws: Path) -> int:
+    """``memlab get`` as OpenClaw 2026.9.6 answers (``memlab.openclaw_current.tools``):
+    the bounded window with its ``from=N`` notice on stdout (``--json``: the tool's JSON);
+    a refused path (the rule on stderr), a missing file, a read error or a corpus that
+    found nothing exit 2."""
+    from memlab.openclaw_current.tools import RELEASE_RULES
+    from memlab.openclaw_current.tools import memory_get as get_current
+    from memlab.tools import memory_path_refusal
+
+    res = get_current(
+        args.workspace,
+        args.path,
+        args.from_,
+        args.lines,
+        extra_paths=args.extra,
+        corpus=args.corpus,
+    )
+    if args.json:
+        print_json(res)
+    status = res.get("status")
+    problem: str | None = None
+    if status == "error" and res.get("code") == "MEMORY_PATH_NOT_ALLOWED":
+        why = memory_path_refusal(args.workspace, args.path, args.extra, rules=RELEASE_RULES)
+        problem = f"{args.path or repr(args.path)}: refused ({res['error']}): {why}"
+    elif status == "error":
+        problem = f"{res['path']}: {res['error']}"
+    elif status == "not_found":
+        problem = f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
+    elif status is None:
+        problem = res.get("warning") or f"{args.path}: nothing found"
+    if problem:
+        print(f"memlab: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        return 0
+    if res["text"] == "":
+        print(f"memlab: note: {res['path']} has no line {res['from']}", file=sys.stderr)
     sys.stdout.write(res["text"])
     if res["text"] and not res["text"].endswith("\n"):
         sys.stdout.write("\n")

@@ -14,7 +14,14 @@ from typing import Any
 
 from memlab.cli.common import parse_set
 from memlab.errors import CliError
-from memlab.vocab import DATASETS, FTS_TOKENIZERS, LAB_EMBEDDERS, UNITS
+from memlab.vocab import (
+    DATASETS,
+    DEFAULT_LOCAL_BACKEND,
+    FTS_TOKENIZERS,
+    LAB_EMBEDDERS,
+    LOCAL_BACKENDS,
+    UNITS,
+)
 
 __all__ = [
     "BENCHMARKS",
@@ -121,7 +128,13 @@ def _lab(args: argparse.Namespace) -> Any:
     from memlab.eval.lab import PresetLab
 
     ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
-    return PresetLab(ds, embedder=args.embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer)
+    embedder: Any = args.embedder
+    backend = getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND)
+    if embedder == "local" and backend != DEFAULT_LOCAL_BACKEND:
+        from memlab.embed import resolve_embedder
+
+        embedder = resolve_embedder("local", backend=backend)
+    return PresetLab(ds, embedder=embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer)
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
@@ -270,11 +283,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-BENCHMARKS = ("sweep_speed", "search_latency", "index_throughput", "quality")
+BENCHMARKS = (
+    "sweep_speed",
+    "search_latency",
+    "index_throughput",
+    "quality",
+    "cold_search",
+    "mcp_latency",
+    "mcp_load",
+    "embed_throughput",
+)
 # `memlab bench --quick`, measured on the 2-core reference machine (shared with other
 # work): seconds with an empty benchmark cache, and once its corpora and indexes are cached.
 # benchmarks/_common.py QUICK_SECONDS has the per-script figures; keep the two in step.
-QUICK_SECONDS_FIRST, QUICK_SECONDS_CACHED = 80, 55
+QUICK_SECONDS_FIRST, QUICK_SECONDS_CACHED = 297, 211
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -318,6 +340,14 @@ def _dataset_args(p: argparse.ArgumentParser) -> None:
         help="OpenClaw chunks or one turn/line per unit",
     )
     p.add_argument("--embedder", choices=LAB_EMBEDDERS, default="local")
+    p.add_argument(
+        "--local-backend",
+        choices=LOCAL_BACKENDS,
+        default=DEFAULT_LOCAL_BACKEND,
+        help="how the local model runs: onnx (default: onnxruntime, no torch import), torch"
+        " (sentence-transformers; same vectors and indexes) or onnx-int8 (int8-quantised,"
+        " its own indexes)",
+    )
     p.add_argument(
         "--fts-tokenizer",
         choices=FTS_TOKENIZERS,
@@ -384,11 +414,12 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(func=_wrap(cmd_sweep))
 
     p = sub.add_parser("bench", help="run the benchmark scripts (benchmarks/*.py)")
-    p.add_argument("name", nargs="?", help=", ".join(BENCHMARKS) + " (default: all four)")
+    p.add_argument("name", nargs="?", help=", ".join(BENCHMARKS) + " (default: all)")
     p.add_argument(
         "--quick",
         action="store_true",
-        help=f"small sizes: all four take ~{QUICK_SECONDS_FIRST} s the first time on 2 cores, "
+        help=f"small sizes: all {len(BENCHMARKS)} take ~{QUICK_SECONDS_FIRST} s the first time"
+        " on 2 cores, "
         f"~{QUICK_SECONDS_CACHED} s once their corpora and indexes are cached",
     )
     p.add_argument("--json-dir", help="write each benchmark's JSON here")

@@ -26,7 +26,8 @@ __all__ = ["build_pipeline", "cmd_search", "parse_now"]
 def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
     """The system ``memlab search`` runs: ``--preset`` (default ``openclaw``), or, with
     ``--config`` and no ``--preset``, the config's own query settings
-    (``pipeline.from_config``); then ``--set`` items, then the named flags
+    (``pipeline.from_config``) — for an OpenClaw 2026.9.6 config (``memory.search``) the
+    ``openclaw-current`` preset with its maxResults/minScore; then ``--set`` items, then the named flags
     (``--vector-weight`` ...), which win. An invalid value is a ``CliError`` (exit 2)."""
     from memlab.pipeline import preset
 
@@ -42,6 +43,17 @@ def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
         if v is not None:
             overrides[name] = v
     try:
+        if args.preset is None and hasattr(cfg, "pipeline_overrides"):
+            # OpenClaw 2026.9.6's memory.search: the release itself, with the settings it
+            # still reads (query.maxResults, query.minScore); the rest of its ranking is fixed.
+            from memlab.presets import PRESETS
+
+            if "openclaw-current" not in PRESETS:
+                raise CliError(
+                    f"{cfg.file} is an OpenClaw 2026.9.6 config (memory.search), but this"
+                    " memlab has no openclaw-current preset: choose one with --preset"
+                )
+            return preset("openclaw-current", **{**cfg.pipeline_overrides(), **overrides})
         if args.preset is None and getattr(args, "config", None):
             # OpenClaw's own query settings (weights, maxResults, minScore, MMR, decay).
             from memlab.pipeline import from_config
@@ -113,6 +125,8 @@ def _cell(c: str, v: Any) -> str:
         return "-"
     if c in ("vector_rank", "text_rank", "mmr_position"):
         return "-" if int(v) < 0 else str(int(v))
+    if c == "tier":  # path_specificity 0–3, a float in the frame only because of NaN
+        return str(int(v))
     if c == "decay" and isinstance(v, float) and 0 < v < 1e-3:
         return f"{v:.3g}"  # a multiplier like 1.2e-07 must not print as 0.0000
     return f"{v:.4f}" if isinstance(v, float) else str(v)
@@ -123,6 +137,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     (``memlab.tools.search_with_fallback``) for plain, ``--explain`` and ``--json`` output,
     and ``--explain`` / ``--dropped`` accounting for every candidate
     (``memlab.pipeline.explain``)."""
+    from memlab.openclaw_current.tools import corpus_answer, in_corpus, is_release
+    from memlab.openclaw_current.tools import memory_search as release_search
     from memlab.pipeline import explain
     from memlab.tools import memory_search, search_with_fallback
 
@@ -131,6 +147,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     wanted = pipeline.retrieval_spec().fts_tokenizer
     if wanted and args.fts_tokenizer is None:
         args.fts_tokenizer = wanted  # a preset tuned on its own tokenizer (memlab-best: porter)
+    if getattr(args, "memory_files", None) is None:
+        # the preset's memory-file rule (openclaw-current: the 2026.9 release's files)
+        args.memory_files = pipeline.retrieval_spec().memory_files
     now = parse_now(args.now) if args.now is not None else None
     explaining = args.explain or args.dropped
     index = open_index(args, cfg)
@@ -142,6 +161,27 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
     with index:
         _sync_for_search(index, args.no_sync)
+        corpus = getattr(args, "corpus", None)
+        if corpus is not None and not is_release(pipeline):
+            raise CliError(
+                f"--corpus is an argument of OpenClaw 2026.9.6's memory_search, but"
+                f" {pipeline.name} runs the 2026-04 rules: add --preset openclaw-current"
+            )
+        early = corpus_answer(index, corpus) if corpus is not None else None
+        if args.json and (early is not None or not explaining) and is_release(pipeline):
+            # (with --explain too when the corpus searches nothing: no candidates to explain)
+            res = release_search(
+                index,
+                args.query,
+                corpus=corpus,
+                pipeline=pipeline,
+                citations=args.citations,
+                now=now,
+            )
+            if res.get("warning"):
+                print(f"memlab: note: {res['warning']}", file=sys.stderr)
+            print_json(res)
+            return 0
         if args.json and not explaining:
             res = memory_search(
                 index, args.query, pipeline=pipeline, citations=args.citations, now=now
@@ -150,11 +190,24 @@ def cmd_search(args: argparse.Namespace) -> int:
                 print(f"memlab: note: {res['warning']}", file=sys.stderr)
             print_json(res)
             return 0
+        if early is not None:
+            # plain and --explain output answer a corpus as the release's tool does
+            # (openclaw_current.tools owns the rules): wiki and a sessions corpus the
+            # index does not hold search nothing; memory/sessions keep their own hits
+            return _print_corpus_answer(early, args.query, pipeline.name, corpus)
         out = search_with_fallback(index, pipeline, args.query, now=now)
         ex = explain(out.pipeline, out.candidates, out.ranking) if explaining else None
+    df = out.frame
+    if corpus is not None:
+        df = df[[in_corpus(corpus, s) for s in df["source"]]]
+        if ex is not None:
+            outside = ex["source"].map(lambda s: not in_corpus(corpus, s)).astype(bool)
+            other = (ex["fate"] == "returned") & outside
+            ex.loc[other, "fate"] = "dropped"
+            ex.loc[other, "reason"] = f"not in corpus {corpus}"
     if out.warning:
         print(f"memlab: note: {out.warning}", file=sys.stderr)
-    p, df = out.pipeline, out.frame
+    p = out.pipeline
     if args.json:
         assert ex is not None
         rows = ex if args.dropped else ex[ex["fate"] == "returned"]
@@ -197,6 +250,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_corpus_answer(early: dict[str, Any], query: str, name: str, corpus: str) -> int:
+    """Plain and ``--explain`` output for a corpus that searches nothing (``corpus_answer``):
+    "no results" with the tool's error (or warning) on stdout, the warning and the action
+    on stderr; exit 0, as ``--json`` (the tool answers, it does not fail)."""
+    why = early.get("error") or early.get("warning", "")
+    if early.get("warning"):
+        print(f"memlab: note: {early['warning']}", file=sys.stderr)
+    if early.get("action"):
+        print(f"memlab: hint: {early['action']}", file=sys.stderr)
+    print(f"no results for {query!r} ({name}; corpus {corpus}: {why})")
+    return 0
+
+
 def _print_explain(ex: Any, p: Any, dropped: bool) -> None:
     """The ``--explain`` tables: every term of every returned score (they add up:
     score = (vector_term + text_term + other) × decay + neighbor), then the dropped
@@ -209,7 +275,11 @@ def _print_explain(ex: Any, p: Any, dropped: bool) -> None:
     cols += ["fused", "decay"]
     if getattr(p, "neighbor_prev", 0) or getattr(p, "neighbor_next", 0):
         cols.append("neighbor")
-    cols += ["score", "mmr_position"]
+    # the other stages' columns (importance, project, tier ...): explain puts them
+    # between neighbor and score
+    names = list(ex.columns)
+    stage_cols = names[names.index("neighbor") + 1 : names.index("score")]
+    cols += [*stage_cols, "score", "mmr_position"]
     kept = ex[ex["fate"] == "returned"]
     erows = []
     for r in kept.to_dict(orient="records"):
@@ -229,7 +299,7 @@ def _print_explain(ex: Any, p: Any, dropped: bool) -> None:
     dcols = ["vector_term", "text_term", "fused", "decay"]
     if "neighbor" in cols:
         dcols.append("neighbor")
-    dcols.append("score")
+    dcols += [*stage_cols, "score"]
     drows = [
         {
             "where": f"{r['path']}#L{r['start_line']}-L{r['end_line']}",

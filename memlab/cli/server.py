@@ -91,6 +91,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     wanted = pipeline.retrieval_spec().fts_tokenizer
     if wanted and args.fts_tokenizer is None:
         args.fts_tokenizer = wanted  # as memlab search: a preset tuned on its own tokenizer
+    if getattr(args, "memory_files", None) is None:
+        # the preset's memory-file rule (openclaw-current: the 2026.9 release's files)
+        args.memory_files = pipeline.retrieval_spec().memory_files
     reader, writer = open_index(args, cfg), open_index(args, cfg)
     if not pipeline.keyword and not reader.has_vectors:
         raise CliError(

@@ -9,17 +9,16 @@ weights gets a new export and two folders with the same weights share one.
 
 What sentence-transformers computes for a Transformer → mean Pooling (→ Normalize) model is
 redone here: word pieces from ``tokenizer.json`` truncated at ``max_seq_length`` (read from
-``sentence_bert_config.json``), padded to the batch's longest text; the graph gives the last
-hidden states; mean pooling over the attention mask; L2 normalisation in numpy.
+``sentence_bert_config.json``), sorted by word-piece count and padded to each batch's
+longest text; the graph gives the last hidden states; mean pooling over the attention mask;
+L2 normalisation in numpy. The export is :mod:`memlab.embed.onnxexport`, the int8 variant
+:mod:`memlab.embed.onnxint8`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
 import json
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,138 +26,33 @@ from typing import Any
 
 import numpy as np
 
-from memlab.paths import cache_dir
+from memlab.vocab import ONNX_PRECISIONS
 
-from .base import EmbeddingError, check_texts, is_blank, normalize_vectors
+from .base import EmbeddingError, check_texts, identity_digest, is_blank, normalize_vectors
 from .local import SentenceTransformerEmbedder
+from .onnxexport import (
+    ONNX_FILE,
+    ONNX_OPSET,
+    export_onnx,
+    onnx_model_file,
+    quiet_onnxruntime,
+    weights_sha256,
+)
 
-__all__ = ["OnnxEmbedder", "export_onnx", "onnx_model_file", "weights_sha256"]
+# The export helpers live in memlab.embed.onnxexport; their names stay importable here.
+__all__ = [
+    "ONNX_FILE",
+    "ONNX_OPSET",
+    "PRECISIONS",
+    "OnnxEmbedder",
+    "export_onnx",
+    "mean_pool",
+    "onnx_model_file",
+    "weights_sha256",
+]
 
-ONNX_FILE = "model.onnx"
-# Opset 17 is read by every onnxruntime of the last years and by torch's legacy exporter.
-ONNX_OPSET = 17
-_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-_MEMO_FILE = "weights-sha256.json"
-
-
-def _weights_file(folder: Path) -> Path:
-    for name in _WEIGHT_FILES:
-        if (folder / name).is_file():
-            return folder / name
-    raise EmbeddingError(
-        f"local-onnx: no weights file ({' or '.join(_WEIGHT_FILES)}) in {folder} after 1 attempt"
-    )
-
-
-def weights_sha256(folder: str | Path) -> str:
-    """sha256 hex of the model folder's weights file (``model.safetensors``, else
-    ``pytorch_model.bin``).
-
-    Hashing 90 MB costs ~0.15 s, too much for every cold query, so the digest is memoised in
-    ``cache_dir("onnx", "weights-sha256.json")`` keyed by the file's resolved path, size and
-    mtime (any rewrite of the file changes the mtime and forces a new hash). A memo that
-    cannot be read or written is ignored. Raises :class:`EmbeddingError` when the folder
-    holds no weights file.
-    """
-    path = _weights_file(Path(folder)).resolve()
-    st = path.stat()
-    stamp = f"{st.st_size}:{st.st_mtime_ns}"
-    memo_path = cache_dir("onnx", _MEMO_FILE)
-    memo: dict[str, Any] = {}
-    with contextlib.suppress(OSError, ValueError):
-        memo = json.loads(memo_path.read_text(encoding="utf-8"))
-    entry = memo.get(str(path)) if isinstance(memo, dict) else None
-    if isinstance(entry, dict) and entry.get("stamp") == stamp:
-        return str(entry["sha256"])
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    sha = digest.hexdigest()
-    memo = memo if isinstance(memo, dict) else {}
-    memo[str(path)] = {"stamp": stamp, "sha256": sha}
-    with contextlib.suppress(OSError):
-        memo_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo_path.with_name(f"{_MEMO_FILE}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo, indent=1), encoding="utf-8")
-        os.replace(tmp, memo_path)
-    return sha
-
-
-def onnx_model_file(folder: str | Path) -> Path:
-    """Where the ONNX export of ``folder``'s weights lives (it may not exist yet):
-    ``cache_dir("onnx", weights_sha256(folder), "model.onnx")``."""
-    return cache_dir("onnx", weights_sha256(folder), ONNX_FILE)
-
-
-def export_onnx(folder: str | Path, dest: str | Path | None = None) -> Path:
-    """Export the transformer of a sentence-transformers folder to ONNX; returns the file.
-
-    The graph maps ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64, [batch, seq],
-    both axes dynamic) to ``last_hidden_state`` (float32, [batch, seq, width]); pooling is
-    left to the caller. ``dest`` defaults to :func:`onnx_model_file`. The file is written
-    next to its destination and renamed into place, so a concurrent reader never sees half
-    a graph. This imports torch and sentence-transformers (once per weights release), and
-    needs the ``onnx`` package (torch's exporter writes through it). Failures raise
-    :class:`EmbeddingError`.
-    """
-    folder = Path(folder)
-    target = Path(dest) if dest is not None else onnx_model_file(folder)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        from .local import quiet_model_load
-
-        with quiet_model_load():
-            st = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
-        bert = st[0].auto_model.eval()
-
-        class _Hidden(torch.nn.Module):
-            def __init__(self, inner: Any) -> None:
-                super().__init__()
-                self.inner = inner
-
-            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-                out = self.inner(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    token_type_ids=token_type_ids,
-                )
-                return out.last_hidden_state
-
-        # A padded example: traced with an all-ones mask, transformers may drop the mask
-        # from the graph altogether, and padded batches would then attend to padding.
-        ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.int64)
-        mask = (ids != 0).to(torch.int64)
-        types = torch.zeros_like(ids)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        axes = {name: {0: "batch", 1: "seq"} for name in (*_INPUTS, "last_hidden_state")}
-        import warnings
-
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")  # tracer warnings about constant shapes
-            torch.onnx.export(
-                _Hidden(bert),
-                (ids, mask, types),
-                str(tmp),
-                input_names=list(_INPUTS),
-                output_names=["last_hidden_state"],
-                dynamic_axes=axes,
-                opset_version=ONNX_OPSET,
-                dynamo=False,
-            )
-        os.replace(tmp, target)
-    except Exception as exc:
-        raise EmbeddingError(
-            f"local-onnx: exporting {folder} to ONNX ({target}) failed after 1 attempt: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    return target
+# The allowed precisions are memlab.vocab's; the name PRECISIONS stays importable here.
+PRECISIONS = ONNX_PRECISIONS
 
 
 def _read_json(path: Path) -> Any:
@@ -213,18 +107,33 @@ def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
 class OnnxEmbedder:
     """Embedder running a sentence-transformers model folder on onnxruntime.
 
-    ``model_path=None`` is the packaged all-MiniLM-L6-v2. ``provider``, ``model`` and
-    ``identity_key`` equal those of :class:`SentenceTransformerEmbedder` for the same
-    folder: the vectors agree with the torch path to cosine ≥ 0.999 (tests/test_embed_onnx.py
-    checks it on short, long, CJK and punctuation texts and top-10 lists on a corpus), so an
-    index built by either backend is searched by the other without a reindex. Texts are
-    trimmed (as sentence-transformers does), sorted by decreasing length and batched; a
-    blank text yields the all-zero vector. The graph is exported on first use when the cache
-    has none (:func:`export_onnx`); nothing is loaded at construction.
+    ``model_path=None`` is the packaged all-MiniLM-L6-v2. With ``precision="fp32"`` (backend
+    ``onnx``) ``provider``, ``model`` and ``identity_key`` equal those of
+    :class:`SentenceTransformerEmbedder` for the same folder: the vectors agree with the torch
+    path to cosine ≥ 0.999 (tests/test_embed_onnx.py checks it on short, long, CJK and
+    punctuation texts and top-10 lists on a corpus), so an index built by either backend is
+    searched by the other without a reindex. ``precision="int8"`` (backend ``onnx-int8``)
+    runs the dynamically quantised graph of :mod:`memlab.embed.onnxint8`: other vectors, so
+    another ``model`` name (``…-int8``) and identity key, hence its own index.
+
+    Texts are trimmed (as sentence-transformers does), tokenised once, sorted by decreasing
+    word-piece count and cut into batches of ``batch_size``, each padded only to its own
+    longest text; rows are put back in input order and a blank text yields the all-zero
+    vector. ``threads`` cores are used either by one session with ``threads`` intra-op
+    threads (``sessions=1``) or by ``sessions`` sessions of ``threads // sessions`` threads
+    each running different batches at once. ``sessions=None`` (the default) is ``threads``
+    sessions of one thread, opened as calls need them (``auto_sessions``): a call whose
+    texts fit one batch (a query) runs on one session of one thread, the faster setting
+    for one text, and only that session is loaded; a call of several batches (indexing)
+    opens the rest and spreads its batches over them (2 sessions × 1 thread index
+    1,600-char chunks at 1.05× torch, one 2-thread session at 0.92×:
+    benchmarks/results/embed_throughput.json). The thread count changes the vectors by
+    float rounding at most (same graph; tests/test_server_query_threads.py). An explicit ``sessions`` opens all its sessions on
+    first use. The graph is exported on first use when the cache has none
+    (:func:`export_onnx`); nothing is loaded at construction.
     """
 
     provider = "local"
-    backend = "onnx"
 
     def __init__(
         self,
@@ -232,19 +141,33 @@ class OnnxEmbedder:
         *,
         batch_size: int = 32,
         threads: int = 2,
+        sessions: int | None = None,
+        precision: str = "fp32",
         model_name: str | None = None,
     ) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        # None: one single-thread session per thread, opened as calls need them
+        self.auto_sessions = sessions is None
+        sessions = threads if sessions is None else sessions
+        if not isinstance(sessions, int) or isinstance(sessions, bool) or sessions < 1:
+            raise ValueError(f"sessions must be a positive integer, got {sessions!r}")
+        if sessions > threads:
+            raise ValueError(f"sessions ({sessions}) cannot exceed threads ({threads})")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
         # The torch embedder validates the folder and owns the identity; it loads nothing.
         self._twin = SentenceTransformerEmbedder(model_path, model_name=model_name)
         self.model_path = self._twin.model_path
-        self.model = self._twin.model
+        self.precision = precision
+        self.backend = "onnx" if precision == "fp32" else f"onnx-{precision}"
+        self.model = self._twin.model if precision == "fp32" else f"{self._twin.model}-{precision}"
         self.batch_size = batch_size
         self.threads = threads
-        self._session: Any = None
+        self.sessions = sessions
+        self._pool: list[Any] = []
         self._tokenizer: Any = None
         self._counter: Any = None
         self._input_names: tuple[str, ...] = ()
@@ -257,10 +180,18 @@ class OnnxEmbedder:
         load); :class:`EmbeddingError` for a folder this embedder cannot run."""
         return _check_mean_pooling(self.model_path)
 
-    @property
+    @functools.cached_property
     def identity_key(self) -> str:
-        """The torch embedder's identity for the same folder (see the class docstring)."""
-        return self._twin.identity_key
+        """fp32: the torch embedder's identity for the same folder (see the class docstring);
+        int8: sha256 of that identity, the precision and the quantisation recipe, so an int8
+        index never mixes with an fp32 one."""
+        if self.precision == "fp32":
+            return self._twin.identity_key
+        from .onnxint8 import QUANT_RECIPE
+
+        return identity_digest(
+            {"base": self._twin.identity_key, "precision": self.precision, "recipe": QUANT_RECIPE}
+        )
 
     @functools.cached_property
     def max_seq_length(self) -> int:
@@ -273,8 +204,8 @@ class OnnxEmbedder:
 
     @property
     def loaded(self) -> bool:
-        """Whether the onnxruntime session exists."""
-        return self._session is not None
+        """Whether the onnxruntime session(s) exist."""
+        return bool(self._pool)
 
     def _load_tokenizer(self, *, truncate: bool) -> Any:
         try:
@@ -287,28 +218,57 @@ class OnnxEmbedder:
                 f" attempt: {type(exc).__name__}: {exc}"
             ) from exc
         # tokenizer.json ships its own settings (here: truncate at 128, pad to 128); the
-        # model's max_seq_length and batch-longest padding are what sentence-transformers uses.
+        # model's max_seq_length is what sentence-transformers uses, and padding is done per
+        # batch in numpy (to the batch's longest text) after sorting by length.
         tok.no_padding()
         tok.no_truncation()
         if truncate:
             tok.enable_truncation(max_length=self.max_seq_length)
-            pad_id = tok.token_to_id("[PAD]")
-            tok.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
         return tok
 
-    def _load(self) -> Any:
-        if self._session is not None:
-            return self._session
+    def _load(self, needed: int | None = None) -> list[Any]:
+        """The session pool, with at least ``needed`` sessions (None: all ``sessions``);
+        sessions open on first need only with ``auto_sessions``, all at once otherwise."""
+        want = self.sessions if needed is None or not self.auto_sessions else needed
+        want = min(max(want, 1), self.sessions)
+        if self._pool and (len(self._pool) >= want or not self.auto_sessions):
+            return self._pool
         with self._lock:
-            if self._session is None:
-                self._open()
-        return self._session
+            if not self._pool:
+                self._open(want)
+            elif len(self._pool) < want:
+                # more sessions of the same graph and settings; the list is replaced, not
+                # appended to, so a concurrent call iterating the old one is not disturbed
+                self._pool = [
+                    *self._pool,
+                    *self._sessions(self.graph_file(), want - len(self._pool)),
+                ]
+        return self._pool
 
-    def _open(self) -> None:
-        _ = self.dimensions  # refuses a folder this embedder cannot run, before any export
+    def graph_file(self) -> Path:
+        """The ONNX file this embedder runs, made on first call when missing: the fp32 export
+        (:func:`export_onnx`) or, for int8, its quantised copy (:mod:`memlab.embed.onnxint8`)."""
         graph = onnx_model_file(self.model_path)
         if not graph.is_file():
             export_onnx(self.model_path, graph)
+        if self.precision == "int8":
+            from .onnxint8 import quantized_model_file
+
+            graph = quantized_model_file(graph)
+        return graph
+
+    def _open(self, count: int | None = None) -> None:
+        _ = self.dimensions  # refuses a folder this embedder cannot run, before any export
+        graph = self.graph_file()
+        pool = self._sessions(graph, self.sessions if count is None else count)
+        self._tokenizer = self._load_tokenizer(truncate=True)
+        self._input_names = tuple(i.name for i in pool[0].get_inputs())
+        self._pool = pool
+
+    def _sessions(self, graph: Path, count: int) -> list[Any]:
+        """``count`` onnxruntime sessions of ``graph``, ``threads // sessions`` intra-op
+        threads each."""
+        quiet_onnxruntime()
         try:
             import onnxruntime as ort
         except ImportError as exc:
@@ -316,45 +276,68 @@ class OnnxEmbedder:
                 "local-onnx: onnxruntime is not installed (pip install onnxruntime)"
             ) from exc
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.threads
+        opts.intra_op_num_threads = max(1, self.threads // self.sessions)
         opts.inter_op_num_threads = 1
+        # Constant folding and the fusions onnxruntime knows for this graph (LayerNorm,
+        # Gelu, MatMul+Add); the default level, stated so a changed default cannot slip in.
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        pool = []
         try:
-            session = ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+            for _ in range(count):
+                pool.append(
+                    ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+                )
         except Exception as exc:
             raise EmbeddingError(
                 f"local-onnx: opening {graph} failed after 1 attempt: {type(exc).__name__}: {exc}"
             ) from exc
-        self._tokenizer = self._load_tokenizer(truncate=True)
-        self._input_names = tuple(i.name for i in session.get_inputs())
-        self._session = session
+        return pool
 
-    def _run(self, texts: list[str]) -> np.ndarray:
-        session = self._load()
-        encs = self._tokenizer.encode_batch(texts, add_special_tokens=True)
-        ids = np.asarray([e.ids for e in encs], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask}
-        feeds["token_type_ids"] = np.asarray([e.type_ids for e in encs], dtype=np.int64)
+    def _run(self, session: Any, encs: Sequence[Any]) -> np.ndarray:
+        """Mean-pooled rows of one batch of encodings, padded to the batch's longest."""
+        width = max(len(e.ids) for e in encs)
+        ids = np.zeros((len(encs), width), dtype=np.int64)  # [PAD] is id 0 in BERT vocabularies
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, e in enumerate(encs):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = 1
+            types[row, :n] = e.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         hidden = session.run(None, {k: v for k, v in feeds.items() if k in self._input_names})
         return mean_pool(hidden[0], mask)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` → float32 (len(texts), dimensions); rows unit-norm, blank → 0.
 
-        Each text is trimmed; batches of ``batch_size`` are formed over the texts sorted by
-        decreasing length (stable for ties), each padded to its longest text, and rows are
-        put back in input order. Raises :class:`EmbeddingError` when the model cannot run.
+        Each text is trimmed and tokenised once (truncated at ``max_seq_length``); batches
+        of ``batch_size`` are formed over the texts sorted by decreasing word-piece count
+        (stable for ties), each padded to its longest text, and rows are put back in input
+        order. With ``sessions`` > 1 the batches run on the sessions concurrently
+        (onnxruntime releases the GIL); with ``auto_sessions`` a call of one batch opens
+        and uses one session only. Raises :class:`EmbeddingError` when the model
+        cannot run.
         """
         items = [t.strip() for t in check_texts(texts, self.provider)]
         keep = [i for i, t in enumerate(items) if not is_blank(t)]
         out = np.zeros((len(items), self.dimensions), dtype=np.float32)
         if not keep:
             return out
-        order = sorted(keep, key=lambda i: -len(items[i]))
         try:
-            for s in range(0, len(order), self.batch_size):
-                batch = order[s : s + self.batch_size]
-                out[batch] = self._run([items[i] for i in batch])
+            # one session for a call of one batch (a query), every session for more
+            pool = self._load(1 if len(keep) <= self.batch_size else None)
+            encs = self._tokenizer.encode_batch([items[i] for i in keep], add_special_tokens=True)
+            order = sorted(range(len(keep)), key=lambda j: -len(encs[j].ids))
+            batches = [
+                order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)
+            ]
+            rows = np.asarray(keep)
+            if len(pool) == 1 or len(batches) == 1:
+                for b in batches:
+                    out[rows[b]] = self._run(pool[0], [encs[j] for j in b])
+            else:
+                self._run_parallel(pool, batches, encs, rows, out)
         except EmbeddingError:
             raise
         except Exception as exc:
@@ -363,6 +346,34 @@ class OnnxEmbedder:
                 f"{type(exc).__name__}: {exc}"
             ) from exc
         return normalize_vectors(out)
+
+    def _run_parallel(
+        self,
+        pool: list[Any],
+        batches: list[list[int]],
+        encs: Sequence[Any],
+        rows: np.ndarray,
+        out: np.ndarray,
+    ) -> None:
+        # One worker per session, each taking the next batch: a session runs one batch at a
+        # time, and the long batches (sorted first) are spread over both.
+        import queue
+        from concurrent.futures import ThreadPoolExecutor
+
+        free: queue.Queue[Any] = queue.Queue()
+        for s in pool:
+            free.put(s)
+
+        def work(b: list[int]) -> None:
+            session = free.get()
+            try:
+                out[rows[b]] = self._run(session, [encs[j] for j in b])
+            finally:
+                free.put(session)
+
+        with ThreadPoolExecutor(max_workers=len(pool)) as ex:
+            for f in [ex.submit(work, b) for b in batches]:
+                f.result()
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed several trimmed queries in batches → float32 (len(texts), dimensions)."""
@@ -391,5 +402,6 @@ class OnnxEmbedder:
     def __repr__(self) -> str:
         return (
             f"OnnxEmbedder(model={self.model!r}, path={str(self.model_path)!r}, "
-            f"threads={self.threads}, batch_size={self.batch_size}, loaded={self.loaded})"
+            f"precision={self.precision!r}, threads={self.threads}, sessions={self.sessions},"
+            f" batch_size={self.batch_size}, loaded={self.loaded})"
         )

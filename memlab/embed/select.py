@@ -7,6 +7,7 @@ available, else a configured OpenAI-compatible endpoint, else nothing (keyword-o
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab.vocab import EMBED_PROVIDERS, LOCAL_BACKENDS
+from memlab.vocab import DEFAULT_LOCAL_BACKEND, EMBED_PROVIDERS, LOCAL_BACKENDS
 
 from .base import Embedder, EmbeddingError
 from .hashing import HashingEmbedder
@@ -148,7 +149,7 @@ def _build(
     provider: str,
     model: str | None,
     remote: Mapping[str, Any] | None,
-    backend: str = "torch",
+    backend: str = DEFAULT_LOCAL_BACKEND,
 ) -> Embedder | None:
     opts = _remote_options(remote)
     if provider == "none":
@@ -164,7 +165,11 @@ def _build(
             )
         return HashingEmbedder(int(m.group(1)))
     if provider == "local":
-        local_cls = OnnxEmbedder if backend == "onnx" else SentenceTransformerEmbedder
+        local_cls: Any = SentenceTransformerEmbedder
+        if backend == "onnx":
+            local_cls = OnnxEmbedder
+        elif backend == "onnx-int8":
+            local_cls = functools.partial(OnnxEmbedder, precision="int8")
         if model is None or model == PACKAGED_MODEL_NAME:
             if not local_model_available():
                 raise EmbeddingError(
@@ -211,7 +216,7 @@ def resolve_embedder(
     model: str | None = None,
     remote: Mapping[str, Any] | None = None,
     fallback: str | None = None,
-    backend: str = "torch",
+    backend: str = DEFAULT_LOCAL_BACKEND,
 ) -> Embedder | None:
     """Build the embedder named by ``provider`` (one of :data:`PROVIDERS`), or None.
 
@@ -231,7 +236,8 @@ def resolve_embedder(
     :class:`FallbackEmbedder` (the fallback gets the default model and the same ``remote``).
     ``backend`` (one of :data:`memlab.vocab.LOCAL_BACKENDS`) says how the local model runs:
     ``torch`` (sentence-transformers) or ``onnx`` (:class:`OnnxEmbedder`: onnxruntime, no
-    torch import on the query path; same vectors and identity key, so indexes are shared).
+    torch import on the query path; same vectors and identity key, so indexes are shared),
+    or ``onnx-int8`` (its int8-quantised graph: other vectors, its own identity and index).
     Names are case-insensitive. Unknown names raise ``ValueError`` listing the choices.
     """
     name = _check_name("provider", provider)

@@ -112,6 +112,8 @@ def fast_path_reason(cs: CandidateSet, systems: Sequence[Pipeline]) -> str | Non
     on = base.active_stages(mode)
     if "mmr" in on:
         return "MMR re-orders each list greedily, one query at a time"
+    if base.selection_rule != "openclaw":
+        return f"selection_rule {base.selection_rule!r} (the fast path selects as 'openclaw')"
     other = [n for n in on if n not in FAST_STAGES]
     if other:
         return (

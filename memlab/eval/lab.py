@@ -31,6 +31,7 @@ from memlab.eval.merge import merge_candidate_sets
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanTable, candidate_coverage, hits_from_topk, span_table
 from memlab.index import MemoryIndex
+from memlab.store.filerules import DEFAULT_MEMORY_FILES, check_memory_files, chunker_fingerprint
 
 if TYPE_CHECKING:
     from memlab.datasets.base import Dataset
@@ -149,7 +150,9 @@ class Lab:
     asks for (``memlab-best``: porter), any system that names none on this lab's
     ``fts_tokenizer`` index (``for_tokenizer``, ``lab_for``): one ``run_experiment``
     compares, on the same questions, ``memlab-best`` on its porter index with
-    ``openclaw`` on OpenClaw's unicode61 one.
+    ``openclaw`` on OpenClaw's unicode61 one. Likewise its ``memory_files`` rule
+    (``openclaw-current``: the 2026.9 release's files and chunker): one lab, hence one set
+    of indexes, per (tokenizer, memory-file rule).
 
     ``cache_vectors`` (default False: the embedder is used as given) wraps the
     embedder in a `CachedEmbedder` under ``index_dir/vectors`` and keeps it filled:
@@ -169,6 +172,7 @@ class Lab:
         fts_path_prefix: bool = False,
         progress: bool | None = None,
         cache_vectors: bool = False,
+        memory_files: str = DEFAULT_MEMORY_FILES,
     ) -> None:
         if isinstance(embedder, str):
             from memlab.embed import resolve_embedder
@@ -183,11 +187,13 @@ class Lab:
         self.chunker = unit_chunker(unit)
         self.fts_tokenizer = fts_tokenizer
         self.fts_path_prefix = fts_path_prefix
+        self.memory_files = check_memory_files(memory_files)
         self.progress = progress
         self._indexes: dict[str, MemoryIndex] = {}
         self._cache: dict[tuple[Any, ...], LabCandidates] = {}
-        # The labs of this dataset by FTS5 tokenizer, shared by all of them (self included).
-        self._labs: dict[str, Lab] = {fts_tokenizer: self}
+        # The labs of this dataset by (FTS5 tokenizer, memory-file rule), shared by all of
+        # them (self included).
+        self._labs: dict[tuple[str, str], Lab] = {(fts_tokenizer, self.memory_files): self}
 
     def __repr__(self) -> str:
         model = self.embedder.model if self.embedder is not None else "fts-only"
@@ -202,9 +208,12 @@ class Lab:
         if group not in self._indexes:
             ws = self.dataset.workspaces[group]
             model = self.embedder.model if self.embedder is not None else "fts-only"
-            tag = hashlib.sha256(
-                f"{model}|{self.chunker.fingerprint()}|{self.fts_tokenizer}|{self.fts_path_prefix}".encode()
-            ).hexdigest()[:10]
+            key = (
+                f"{model}|{self.chunker.fingerprint()}|{self.fts_tokenizer}|{self.fts_path_prefix}"
+            )
+            if self.memory_files != DEFAULT_MEMORY_FILES:  # 2026.4 file names unchanged
+                key += f"|{chunker_fingerprint(self.memory_files, self.chunker)}"
+            tag = hashlib.sha256(key.encode()).hexdigest()[:10]
             safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in group)
             idx = MemoryIndex(
                 ws,
@@ -213,6 +222,7 @@ class Lab:
                 chunker=self.chunker,
                 fts_tokenizer=self.fts_tokenizer,
                 fts_path_prefix=self.fts_path_prefix,
+                memory_files=self.memory_files,
                 progress=self.progress,
             )
             idx.ensure_synced()
@@ -222,14 +232,16 @@ class Lab:
         return self._indexes[group]
 
     # ------------------------------------------------------------------ index per system
-    def for_tokenizer(self, fts_tokenizer: str | None) -> Lab:
+    def for_tokenizer(self, fts_tokenizer: str | None, memory_files: str | None = None) -> Lab:
         """This lab over indexes with another FTS5 tokenizer (same dataset, embedder, unit,
         folder, path-prefix setting and vector cache); ``None`` or this lab's own tokenizer
         → this lab. Built once and shared by every lab of the family. With
         ``cache_vectors``, the chunk vectors of this lab's indexes are put in the cache
-        first, so the new indexes embed nothing already embedded."""
+        first, so the new indexes embed nothing already embedded. ``memory_files`` (None =
+        this lab's) picks the memory-file rule of the indexes the same way."""
         tok = fts_tokenizer or self.fts_tokenizer
-        lab = self._labs.get(tok)
+        rule = check_memory_files(memory_files or self.memory_files)
+        lab = self._labs.get((tok, rule))
         if lab is None:
             if self.cache_vectors:
                 cache: CachedEmbedder = self.embedder  # type: ignore[assignment]
@@ -248,9 +260,10 @@ class Lab:
                 fts_path_prefix=self.fts_path_prefix,
                 progress=self.progress,
                 cache_vectors=self.cache_vectors,
+                memory_files=rule,
             )
             lab._labs = self._labs
-            self._labs[tok] = lab
+            self._labs[(tok, rule)] = lab
         return lab
 
     def sibling(self, fts_tokenizer: str) -> Lab:
@@ -259,8 +272,10 @@ class Lab:
 
     def lab_for(self, p: Pipeline) -> Lab:
         """The lab whose indexes system ``p`` runs on: ``for_tokenizer`` of the tokenizer
-        its ``retrieval_spec`` names (this lab when it names none)."""
-        return self.for_tokenizer(p.retrieval_spec(self.embedder is not None).fts_tokenizer)
+        its ``retrieval_spec`` names (this lab's when it names none) and of its memory-file
+        rule."""
+        spec = p.retrieval_spec(self.embedder is not None)
+        return self.for_tokenizer(spec.fts_tokenizer, spec.memory_files)
 
     def candidate_key(self, p: Pipeline) -> tuple[str, bool]:
         """What tells ``p``'s candidate sets apart on one index: its ``RetrievalSpec``'s
@@ -300,15 +315,16 @@ class Lab:
     def candidates_for(self, systems: Sequence[Pipeline]) -> dict[str, LabCandidates]:
         """One shared candidate set per (tokenizer, keyword mode, fallback) of the systems,
         at the deepest depth any of them needs; keyed by system name, in system order."""
-        by_tok: dict[str, list[Pipeline]] = {}
+        by_tok: dict[tuple[str, str], list[Pipeline]] = {}
         for p in systems:
-            tok = p.retrieval_spec(self.embedder is not None).fts_tokenizer or self.fts_tokenizer
-            by_tok.setdefault(tok, []).append(p)
+            spec = p.retrieval_spec(self.embedder is not None)
+            key = (spec.fts_tokenizer or self.fts_tokenizer, spec.memory_files)
+            by_tok.setdefault(key, []).append(p)
         found: dict[str, LabCandidates] = {}
         # Tokenizer by tokenizer, in order of first appearance: indexes, vector-cache
         # fills and retrievals run in the order `PresetLab` ran them.
-        for tok, group in by_tok.items():
-            lab = self.for_tokenizer(tok)
+        for (tok, rule), group in by_tok.items():
+            lab = self.for_tokenizer(tok, rule)
             depths: dict[tuple[str, bool], int] = {}
             for p in group:
                 k = lab.candidate_key(p)

@@ -37,8 +37,27 @@ class _TextSource:
         return out
 
 
+def _concat_column(
+    tables: Sequence[ChunkTable], name: str, missing: object, dtype: type | str
+) -> np.ndarray | None:
+    """Column ``name`` of every table end to end: None when no table has it, else tables
+    without it contribute ``missing`` (NaN or None) per chunk."""
+    cols = [getattr(t, name) for t in tables]
+    if all(c is None for c in cols):
+        return None
+    parts = []
+    for t, c in zip(tables, cols, strict=True):
+        if c is None:
+            c = np.full(len(t), missing, dtype=dtype)
+        parts.append(np.asarray(c, dtype=dtype))
+    return np.concatenate(parts)
+
+
 def merge_tables(tables: Sequence[ChunkTable]) -> ChunkTable:
-    """Concatenate chunk tables (positions of table i are offset by the sizes before it)."""
+    """Concatenate chunk tables (positions of table i are offset by the sizes before it).
+
+    Annotation columns (``importance``, ``project_keys``, ``triggers``) are None when
+    every table has None; else a table without them contributes NaN / None per chunk."""
     if not tables:
         return ChunkTable(
             rowids=np.empty(0, np.int64),
@@ -63,6 +82,9 @@ def merge_tables(tables: Sequence[ChunkTable]) -> ChunkTable:
         end_lines=np.concatenate([t.end_lines for t in tables]),
         mtimes=np.concatenate([t.mtimes for t in tables]),
         vectors=vectors,
+        importance=_concat_column(tables, "importance", np.nan, "float64"),
+        project_keys=_concat_column(tables, "project_keys", None, object),
+        triggers=_concat_column(tables, "triggers", None, object),
         segments=np.repeat(np.arange(len(tables), dtype=np.int64), [len(t) for t in tables]),
     )
 
@@ -101,6 +123,13 @@ def merge_candidate_sets(
         for r, qid, query in zip(rows, cs.qids, cs.queries, strict=True):
             qids[r] = qid
             queries[r] = query
+    # Arrays of a candidate generation beyond the legs (CandidateSet.extra), zero-padded.
+    extra: dict[str, np.ndarray] = {}
+    for _, cs, rows in parts:
+        for key, arr in cs.extra.items():
+            if key not in extra:
+                extra[key] = np.zeros((n_queries, width), dtype=arr.dtype)
+            extra[key][rows, : cs.width] = arr
     table = merge_tables(tables)
     merged = CandidateSet(
         qids=qids,
@@ -115,6 +144,7 @@ def merge_candidate_sets(
         keyword_mode=parts[0][1].keyword_mode if parts else "and",
         keyword_fallback=fb,
         times=times,
+        extra=extra,
     )
     merged.index = _TextSource(list(indexes), offsets.tolist())  # type: ignore[assignment]
     return merged

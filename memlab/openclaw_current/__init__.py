@@ -35,7 +35,13 @@ from memlab.openclaw_current.ranking import (
     path_specificity,
     project_multiplier,
 )
-from memlab.openclaw_current.triggers import TriggerEntry, TriggerMatch, trigger_matches
+from memlab.openclaw_current.triggers import (
+    TriggerEntry,
+    TriggerMatch,
+    recall_triggers,
+    trigger_context,
+    trigger_matches,
+)
 
 __all__ = [
     "Annotations",
@@ -60,7 +66,9 @@ __all__ = [
     "path_specificity",
     "project_multiplier",
     "rank_hits",
+    "recall_triggers",
     "split_curated_entries",
     "strip_annotations",
+    "trigger_context",
     "trigger_matches",
 ]

@@ -9,6 +9,7 @@ project, exact tiers first, MMR, and the selection with keyword-only fill.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from memlab.openclaw_current.ranking import (
     decay_multiplier,
     decay_timestamp_ms,
     expansion_keywords,
+    fts_substring_terms,
     importance_multiplier,
     js_trim,
     keyword_boost,
@@ -42,6 +44,7 @@ MAX_RESULTS = 6
 _PUNCT_ORDER = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 
 
+@functools.lru_cache(maxsize=1 << 16)  # paths and ids recur in every search's sort
 def locale_key(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]]:
     """Sort key approximating ``a.localeCompare(b)`` (ICU root): punctuation before
     digits before letters, case ignored first, then lower case before upper.
@@ -92,6 +95,7 @@ def _search_one(
     paths: Mapping[str, Any],
     first_chunk: Mapping[str, Mapping],
     exact_paths: list[str],
+    tokenizer: str = "unicode61",
 ) -> list[dict]:
     """One keyword search (body + path tables) of ``term``, boosted and matched by ``query``."""
     hits: list[dict] = []
@@ -104,7 +108,8 @@ def _search_one(
         p: _hit(first_chunk[p], 0.0, 0.0, 0.0, False, path_specificity(query, p))
         for p in exact_paths
     }
-    if build_fts_query(term) is not None:
+    # under trigram a term of short tokens only is a substring search: its path rows count
+    if build_fts_query(term, tokenizer) is not None or fts_substring_terms(term, tokenizer):
         lexical = sorted(
             paths.items(), key=lambda kv: (-bm25_rank_to_score(kv[1]), locale_key(kv[0]))
         )
@@ -182,10 +187,13 @@ def keyword_leg(
     chunks: Sequence[Mapping],
     bm25_ranks: Mapping[str, Any],
     path_rows: Mapping[str, Any] | None,
+    tokenizer: str = "unicode61",
 ) -> list[dict]:
     """The release's keyword results: strict search, then expansion when fewer than 200
     non-exact hits (skipped when the terms rebuild the same AND query and the strict
-    search found hits), merged by chunk id, exact-path hits first."""
+    search found hits), merged by chunk id, exact-path hits first. ``tokenizer``: the
+    index's FTS tokenizer as the release builds queries for it (``unicode61`` or
+    ``trigram``: short tokens are substring filters, expansion keeps CJK runs whole)."""
     by_id = {c["id"]: c for c in chunks}
     first_chunk: dict[str, Mapping] = {}
     for c in sorted(chunks, key=lambda c: (c["startLine"], c["endLine"], c["id"])):
@@ -198,16 +206,23 @@ def keyword_leg(
 
     def run(term: str) -> list[dict]:
         return _search_one(
-            term, query, by_id, bodies.get(term, {}), paths.get(term, {}), first_chunk, exact_paths
+            term,
+            query,
+            by_id,
+            bodies.get(term, {}),
+            paths.get(term, {}),
+            first_chunk,
+            exact_paths,
+            tokenizer,
         )
 
     full = run(query)
     if sum(1 for r in full if r["spec"] == 0) >= WINDOW:
         return full
-    terms = expansion_keywords(query)
+    terms = expansion_keywords(query, tokenizer)
     if not terms:
         return full
-    strict, kw = build_fts_query(query), build_fts_query(" ".join(terms))
+    strict, kw = build_fts_query(query, tokenizer), build_fts_query(" ".join(terms), tokenizer)
     if full and (strict and strict.lower()) == (kw and kw.lower()):
         return full
     return _limit(_merge([full, *(run(t) for t in terms)], query))
@@ -225,6 +240,7 @@ def rank_hits(
     mtimes: Mapping[str, float] | None = None,
     max_results: int = MAX_RESULTS,
     min_score: float = MIN_SCORE,
+    tokenizer: str = "unicode61",
 ) -> list[dict[str, Any]]:
     """OpenClaw 2026.9.6's ``memory_search`` ranking of given hits → ``[{id, path, startLine, score}]``.
 
@@ -240,7 +256,8 @@ def rank_hits(
     non-evergreen files. Scores: content = 0.7·vector + 0.3·keyword, × decay ×
     importance × project; exact-path hits lead by tier with score = the project
     multiplier; MMR λ 0.7; selection ≥ ``min_score`` with keyword-only fill, or
-    keyword hits ≥ 0 when nothing passes.
+    keyword hits ≥ 0 when nothing passes. ``tokenizer``: the index's FTS tokenizer the
+    legs came from (``keyword_leg``; a substring-only path row under trigram has rank 0).
     """
     query = js_trim(query)
     if not query:
@@ -248,7 +265,11 @@ def rank_hits(
     active = set(active_projects or ())
     window = WINDOW if active else max(WINDOW, max_results)
     by_id = {c["id"]: c for c in chunks}
-    keyword = keyword_leg(query, chunks, bm25_ranks, path_rows) if bm25_ranks is not None else []
+    keyword = (
+        keyword_leg(query, chunks, bm25_ranks, path_rows, tokenizer)
+        if bm25_ranks is not None
+        else []
+    )
     vector = sorted(
         ((cid, s) for cid, s in (vector_scores or {}).items() if cid in by_id),
         key=lambda kv: -kv[1],

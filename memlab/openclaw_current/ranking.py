@@ -9,6 +9,7 @@ release's whole hybrid ranking.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -36,20 +37,32 @@ def _is_word(ch: str) -> bool:
     return ch == "_" or unicodedata.category(ch)[0] in "LN"
 
 
-def word_runs(text: str) -> list[str]:
-    """Runs of ``[\\p{L}\\p{N}_]`` (the release's FTS token pattern), in order."""
-    runs: list[str] = []
+_ASCII_WORD_RE = re.compile("[A-Za-z0-9_]+")  # the word class restricted to ASCII
+
+
+@functools.cache
+def _word_run_re() -> re.Pattern[str]:
+    # One regex class holding every code point _is_word accepts (built once, on the
+    # first non-ASCII text: ~0.2 s), so a run search is one C-level scan.
+    ranges: list[str] = []
     start = -1
-    for i, ch in enumerate(text):
-        if _is_word(ch):
-            if start < 0:
-                start = i
-        elif start >= 0:
-            runs.append(text[start:i])
+    for cp in range(0x110001):
+        ok = cp < 0x110000 and _is_word(chr(cp))
+        if ok and start < 0:
+            start = cp
+        elif not ok and start >= 0:
+            ranges.append(f"\\U{start:08x}-\\U{cp - 1:08x}")
             start = -1
-    if start >= 0:
-        runs.append(text[start:])
-    return runs
+    return re.compile("[" + "".join(ranges) + "]+")
+
+
+def word_runs(text: str) -> list[str]:
+    """Runs of ``[\\p{L}\\p{N}_]`` (the release's FTS token pattern), in order: the
+    maximal runs of characters that are ``_`` or of a Unicode general category L* or
+    N* (``unicodedata.category``); an ASCII text needs only ``[A-Za-z0-9_]+``."""
+    if text.isascii():
+        return _ASCII_WORD_RE.findall(text)
+    return _word_run_re().findall(text)
 
 
 def _check_tokenizer(tokenizer: str) -> None:
@@ -106,6 +119,28 @@ def _icase_equal(a: str, b: str) -> bool:
     )
 
 
+# A query, a chunk text and a path recur across the many keyword hits of a run (every
+# search of a query boosts the same chunks): their parts of the boost are memoised.
+@functools.lru_cache(maxsize=1 << 12)
+def _boost_query_tokens(query: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(search_tokens(query)))
+
+
+@functools.lru_cache(maxsize=1 << 13)
+def _boost_text_tokens(text: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    t_set = frozenset(search_tokens(text))
+    return t_set, tuple(t for t in t_set if not t.isascii())
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _boost_path(q_tokens: tuple[str, ...], path: str) -> float:
+    npath = unicodedata.normalize("NFC", path)
+    path_boost = 0.0
+    for q in q_tokens:  # a left-to-right sum, as the release's reduce
+        path_boost = path_boost + (0.18 if re.search(re.escape(q), npath, re.I) else 0.0)
+    return path_boost
+
+
 def keyword_boost(query: str, path: str, text: str, fts_score: float) -> float:
     """The score of a body hit: min(1, fts_score + lexical boost), case-insensitive.
 
@@ -115,19 +150,25 @@ def keyword_boost(query: str, path: str, text: str, fts_score: float) -> float:
     tokens. A query with no token returns ``fts_score`` unchanged. Examples (spec):
     "router vlan" on ``memory/router.md``, 26 unrelated chars, 0.1 → 0.4425.
     """
-    q_tokens = list(dict.fromkeys(search_tokens(query)))
+    q_tokens = _boost_query_tokens(query)
     if not q_tokens:
         return fts_score
-    t_tokens = search_tokens(text)
-    t_set = set(t_tokens)
-    overlap = sum(1 for q in q_tokens if q in t_set or any(_icase_equal(q, t) for t in t_set))
+    t_set, non_ascii = _boost_text_tokens(text)
+    # _icase_equal(q, t) needs len(q) == len(t) (an escaped literal under re.I matches
+    # char for char) and, for two ASCII tokens, q == t: only those pairs are tried.
+    overlap = sum(
+        1
+        for q in q_tokens
+        if q in t_set
+        or any(
+            len(t) == len(q) and _icase_equal(q, t) for t in (non_ascii if q.isascii() else t_set)
+        )
+    )
     unique_overlap = overlap / len(q_tokens)
     density = overlap / max(len(t_set), 1)
-    npath = unicodedata.normalize("NFC", path)
-    path_boost = 0.0
-    for q in q_tokens:  # a left-to-right sum, as the release's reduce
-        path_boost = path_boost + (0.18 if re.search(re.escape(q), npath, re.I) else 0.0)
-    length_boost = min(utf16_len(text) / 160, 0.18)
+    path_boost = _boost_path(q_tokens, path)
+    # utf16_len(text) >= len(text), and 29/160 > 0.18: long texts skip the count
+    length_boost = 0.18 if len(text) >= 29 else min(utf16_len(text) / 160, 0.18)
     lexical = unique_overlap * 0.45 + density * 0.2 + path_boost + length_boost
     return min(1.0, fts_score + lexical)
 
@@ -250,6 +291,7 @@ def normalize_path_identifier(value: str) -> str:
     return unicodedata.normalize("NFC", text).lower()
 
 
+@functools.lru_cache(maxsize=1 << 14)  # every search of a query asks it per chunk path
 def path_specificity(query: str, path: str) -> int:
     """How exactly a query names a path: 3 the whole path, 2 its basename, 1 its
     stem (basename before the last ``.``, unless that is its first character), 0
@@ -275,11 +317,10 @@ def path_specificity(query: str, path: str) -> int:
 # ------------------------------------------------------------------ §8, §9 multipliers
 def importance_multiplier(importance: float | None) -> float:
     """None → 1, else 0.75 + 0.05·clamp(floor(n), 1, 10): 1 → 0.80, 5 → 1.00, 8 → 1.15,
-    10 → 1.25; 0 and 11 clamp to 1 and 10, 7.5 floors to 7 (1.10)."""
-    if importance is None:
+    10 → 1.25; 0 and 11 clamp to 1 and 10, 7.5 floors to 7 (1.10). NaN is None
+    (``ChunkTable`` stores "no importance" as NaN) → 1."""
+    if importance is None or math.isnan(importance):
         return 1.0
-    if math.isnan(importance):
-        return math.nan
     return 0.75 + math.floor(max(1.0, min(10.0, float(importance)))) * 0.05
 
 
@@ -373,9 +414,9 @@ def decay_timestamp_ms(
 
 
 # ------------------------------------------------------------------ §6 MMR
-_MMR_CJK_RE = re.compile(
-    "[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]"
-)
+# The characters the MMR tokenizer keeps one by one (kana, CJK, Hangul), as a regex class.
+MMR_CJK_CLASS = "[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]"
+_MMR_CJK_RE = re.compile(MMR_CJK_CLASS)
 
 
 def mmr_tokenize(text: str) -> set[str]:
@@ -414,12 +455,22 @@ def mmr_rerank(
     the picked ones; a tie goes to the higher score, then to the earlier item.
     Two token-less snippets are similar iff their trimmed lower-cased texts are
     equal. λ is clamped to [0, 1]; λ = 1 sorts by score (stable).
+
+    NaN scores, one rule whatever their position: for λ < 1 any NaN score gives []
+    (the release's ``Math.max``/``Math.min`` return NaN, so every relevance and MMR
+    value is NaN, none beats −∞ and it selects nothing); for λ = 1 (the release's sort
+    comparator meets NaN, an engine-defined order) the NaN-scored items go last in
+    input order, none dropped.
     """
     if len(items) <= 1:
         return list(items)
     lam = max(0.0, min(1.0, lambda_))
     if lam == 1:
-        return sorted(items, key=lambda it: -it["score"])
+        return sorted(
+            items, key=lambda it: (True, 0.0) if math.isnan(it["score"]) else (False, -it["score"])
+        )
+    if any(math.isnan(it["score"]) for it in items):
+        return []
     toks = [mmr_tokenize(it["snippet"]) for it in items]
     texts = [
         js_trim(it["snippet"]).lower() if not t else "" for it, t in zip(items, toks, strict=True)
@@ -439,7 +490,7 @@ def mmr_rerank(
                 val == best_val and scores[i] > (scores[best] if best >= 0 else -math.inf)
             ):
                 best, best_val = i, val
-        if best < 0:  # only NaN scores left: the release stops here
+        if best < 0:  # NaN relevance (an infinite score): the release stops here
             break
         order.append(items[best])
         remaining.remove(best)

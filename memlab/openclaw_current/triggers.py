@@ -4,31 +4,46 @@ The release gathers candidates (trigger-annotated ``MEMORY.md``/``USER.md`` chun
 keyword-only search of the message) and keeps the strong matches; ``trigger_matches`` is
 that selection over candidates the caller gives (each with the search score it had, 0 for a
 listed-only candidate), ``trigger_context`` the text block it injects.
+``listed_trigger_candidates`` and ``merge_trigger_candidates`` gather the candidates as the
+release does, and ``recall_triggers(message, workspace)`` runs the whole recall on a
+workspace's ``MEMORY.md``/``USER.md`` (a notebook's one call).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from memlab.openclaw_current.chunks import js_trim, strip_annotations, utf16_prefix
+from memlab.openclaw_current.annotations import INVALID_PROJECT_KEY
+from memlab.openclaw_current.chunks import chunk_markdown, js_trim, strip_annotations, utf16_prefix
+from memlab.openclaw_current.files import list_memory_files
 from memlab.textquery import utf16_len
 
 __all__ = [
+    "LISTED_LIMIT",
     "MAX_CONTEXT_CHARS",
+    "SEARCH_LIMIT",
     "STRONG_MATCH",
     "TOP_MATCHES",
     "TriggerEntry",
     "TriggerMatch",
+    "listed_trigger_candidates",
+    "merge_trigger_candidates",
     "phrase_score",
+    "recall_triggers",
     "trigger_context",
     "trigger_matches",
+    "workspace_trigger_entries",
 ]
 
 STRONG_MATCH = 0.65  # the docs say 0.72; the release's constant is 0.65
 TOP_MATCHES = 3
 MAX_CONTEXT_CHARS = 1800
+LISTED_LIMIT = 512  # listed trigger candidates read from the index
+SEARCH_LIMIT = 24  # the keyword-only search of the message (minScore 0, memory only)
+CURATED_PATHS = ("MEMORY.md", "USER.md")
 _WORD_RE = re.compile(r"[^\W]+")  # letters, digits (Unicode L and N) and "_"
 _PHRASE_SPLIT_RE = re.compile("[\n;|]+")
 
@@ -47,6 +62,7 @@ class TriggerEntry:
     project_key: str | None = None
     source: str = "memory"
     origin_class: str = "agent"
+    importance: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +150,83 @@ def trigger_context(matches: Sequence[TriggerMatch]) -> str | None:
         for m in matches
     )
     return utf16_prefix(text, MAX_CONTEXT_CHARS)
+
+
+def listed_trigger_candidates(
+    entries: Iterable[TriggerEntry], active: Sequence[str] = (), limit: int = LISTED_LIMIT
+) -> list[TriggerEntry]:
+    """The candidates the release lists from its index before any search (§10).
+
+    Kept: ``path`` ``MEMORY.md`` or ``USER.md``, ``source == "memory"``, origin ``owner`` or
+    ``agent``, non-empty ``triggers``, no malformed project annotation, and either untagged
+    or every project key (split on ``;``, trimmed) in ``active`` (an empty ``active`` keeps
+    untagged entries only). Order: importance descending (none counts 0), then path, then
+    start line (the release's last key is its chunk id, a hash memlab does not share: it
+    only matters among more than ``limit`` equal candidates). At most ``limit`` (1–512);
+    each with score 0, as the release lists them.
+    """
+    on = {k.strip() for k in active if k.strip()}
+    kept = []
+    for e in entries:
+        if e.path not in CURATED_PATHS or e.source != "memory":
+            continue
+        if e.origin_class not in ("owner", "agent") or not (e.triggers or "").strip():
+            continue
+        if e.project_key is not None:
+            keys = [k.strip() for k in e.project_key.split(";") if k.strip()]
+            if INVALID_PROJECT_KEY in keys or not keys or not all(k in on for k in keys):
+                continue
+        kept.append(e)
+    kept.sort(key=lambda e: (-(e.importance or 0), e.path, e.start_line, e.end_line))
+    n = max(1, min(LISTED_LIMIT, int(limit)))
+    return [_with_score(e, 0.0) for e in kept[:n]]
+
+
+def _with_score(e: TriggerEntry, score: float) -> TriggerEntry:
+    return TriggerEntry(e.path, e.start_line, e.end_line, e.snippet, score, e.triggers,
+                        e.project_key, e.source, e.origin_class, e.importance)  # fmt: skip
+
+
+def merge_trigger_candidates(
+    listed: Iterable[TriggerEntry], retrieved: Iterable[TriggerEntry] = ()
+) -> list[TriggerEntry]:
+    """Listed candidates, then the keyword-only search's (``SEARCH_LIMIT`` of them), one per
+    ``(source, path, start_line, end_line)``: a later entry replaces an earlier one with the
+    same key in the earlier one's place (so a listed entry the search also found carries the
+    search score)."""
+    merged: dict[tuple[str, str, int, int], TriggerEntry] = {}
+    for e in [*listed, *retrieved]:
+        merged[(e.source, e.path, e.start_line, e.end_line)] = e
+    return list(merged.values())
+
+
+def workspace_trigger_entries(workspace: str | os.PathLike[str]) -> list[TriggerEntry]:
+    """A ``TriggerEntry`` per chunk of the workspace's root ``MEMORY.md`` and ``USER.md`` as
+    the release chunks them (``chunk_markdown``: annotations stripped from the snippet,
+    triggers and importance kept, project keys outside ``USER.md``), score 0, origin
+    ``agent`` (memlab records no ``owner``). Files the release does not index (a symlink, a
+    missing file) give nothing."""
+    out: list[TriggerEntry] = []
+    for f in list_memory_files(workspace):
+        if f.path not in CURATED_PATHS:
+            continue
+        text = f.abspath.read_text(encoding="utf-8", errors="replace")
+        for c in chunk_markdown(text, f.path):
+            out.append(TriggerEntry(f.path, c.start_line, c.end_line, c.text, 0.0, c.triggers,
+                                    c.project_key, f.source, f.origin_class, c.importance))  # fmt: skip
+    return out
+
+
+def recall_triggers(
+    message: str,
+    workspace: str | os.PathLike[str],
+    active: Sequence[str] = (),
+    retrieved: Iterable[TriggerEntry] = (),
+) -> list[TriggerMatch]:
+    """The release's trigger recall of ``message`` on a workspace (§10): the listed
+    candidates of ``workspace_trigger_entries`` merged with ``retrieved`` (the keyword-only
+    search's hits with their scores; none given: every candidate scores 0, so a match needs a
+    phrase score ≥ 0.8125), then ``trigger_matches`` (≥ 0.65, at most 3). Pass the matches to
+    ``trigger_context`` for the injected text."""
+    listed = listed_trigger_candidates(workspace_trigger_entries(workspace), active)
+    return trigger_matches(message, merge_trigger_candidates(listed, retrieved), active)

@@ -48,13 +48,16 @@ from memlab.stages import (
     stage_param_check,
     stage_param_defaults,
 )
+from memlab.stages.current import current_order
 from memlab.stages.selection import mmr_order, select_rows
 from memlab.vocab import (
     DECAY_KINDS,
     DECAY_RULES,
+    DEFAULT_MEMORY_FILES,
     FTS_TOKENIZERS,
     FUSION_METHODS,
     KEYWORD_MODES,
+    MEMORY_FILE_RULES,
     MMR_KINDS,
     NORMALIZATIONS,
     TEXT_SOURCES,
@@ -98,7 +101,9 @@ class Pipeline:
     (weights in [0, 1] of the previous / next chunk's score, ``memlab.stages.context``),
     ``drop_headings`` (heading-only chunks are not results), ``fts_tokenizer``
     (the FTS5 tokenizer of the index the system was tuned on; None = the index's
-    own). ``stage_params``: the values of registered stages' parameters
+    own), ``memory_files`` (which files are memory and how they are chunked, one of
+    ``MEMORY_FILE_RULES``: OpenClaw 2026-04 or release 2026.9; the system runs on an index
+    of that rule, ``memlab.store.filerules``). ``stage_params``: the values of registered stages' parameters
     (``memlab.stages.register_stage``) that differ from their defaults; read and
     set them by name like any other parameter.
     """
@@ -135,6 +140,7 @@ class Pipeline:
     neighbor_next: float = 0.0
     drop_headings: bool = False
     fts_tokenizer: str | None = None
+    memory_files: str = DEFAULT_MEMORY_FILES
     stage_params: dict[str, Any] = field(default_factory=dict)
 
     # True for a subclass that defines methods of its own: it may compute scores the
@@ -181,6 +187,7 @@ class Pipeline:
                 f"fts_tokenizer must be None or one of {', '.join(FTS_TOKENIZERS)}; "
                 f"got {self.fts_tokenizer!r}"
             )
+        _choice("memory_files", self.memory_files, MEMORY_FILE_RULES)
         known = stage_param_defaults()
         unknown = sorted(set(self.stage_params) - set(known))
         if unknown:
@@ -339,6 +346,7 @@ class Pipeline:
             keyword_mode=self.keyword_mode,
             keyword_fallback=(not vec) if self.keyword_fallback is None else self.keyword_fallback,
             fts_tokenizer=self.fts_tokenizer,
+            memory_files=self.memory_files,
         )
 
     def retrieve(
@@ -379,16 +387,23 @@ class Pipeline:
 
         Stable sort by ``final`` (ties in insertion order), MMR when on, then
         ``select_rows`` (min_score, max_results, relaxed fallback and keyword fill in
-        hybrid mode, top-up in keyword-only mode).
+        hybrid mode, top-up in keyword-only mode). ``selection_rule="openclaw-current"``
+        orders by ``memlab.stages.current.current_order`` instead (exact tiers first,
+        ties by path and lines, the release's MMR per tier), fills only with keyword
+        hits that have no vector hit and, when nothing passes, keeps keyword hits ≥ 0.
         """
         st = self.scores(cs)
         mode = self.mode(cs)
         valid, final, has_t = st["valid"], st["final"], st["has_text"]
         nq, width = final.shape
-        key = np.where(valid, -np.nan_to_num(final, nan=0.0), np.inf)
-        order = np.argsort(key, axis=1, kind="stable")
         mmr_on = "mmr" in self.active_stages(mode)
-        if mmr_on:
+        current = self.selection_rule == "openclaw-current"
+        if current:  # OpenClaw 2026.9.6: tie order by path, exact tiers first, its MMR
+            order = current_order(self, cs, st, mmr_on and self.mmr == "openclaw-current")
+        else:
+            key = np.where(valid, -np.nan_to_num(final, nan=0.0), np.inf)
+            order = np.argsort(key, axis=1, kind="stable")
+        if mmr_on and not (current and self.mmr == "openclaw-current"):
             order = mmr_order(self, cs, order, valid, final)
         mmr_pos = np.full((nq, width), -1, dtype=np.int64)
         np.put_along_axis(mmr_pos, order, np.broadcast_to(np.arange(width), (nq, width)), axis=1)
@@ -398,6 +413,8 @@ class Pipeline:
         thr = None
         if hybrid and self.relaxed_fallback:
             thr = min(self.min_score, clamp_weights(self.vector_weight, self.text_weight)[1])
+        if hybrid and current:  # nothing passes → keyword hits ≥ 0; fill: keyword-only hits
+            thr = 0.0
         cols, scores, sel = select_rows(
             final,
             valid,
@@ -407,7 +424,8 @@ class Pipeline:
             relaxed_threshold=thr,
             fill_keyword_only=hybrid and self.fill_keyword_only,
             top_up=mode == "keyword",
-            order=order if mmr_on else None,
+            order=order if mmr_on or current else None,
+            fill_mask=has_t & ~st["has_vec"] if current else None,
         )
         return Ranking(columns=cols, scores=scores, stage=st, selected_by=sel, mode=mode)
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
     from memlab.pipeline import Pipeline, Ranking
 
-__all__ = ["explain", "explain_formula", "explain_weights", "ranking_frame"]
+__all__ = ["explain", "explain_formula", "explain_weights", "ranking_frame", "result_rows"]
 
 # The arrays every system writes (legs, normalize, fusion, decay) and the two context
 # stages' keys, which have columns of their own; any other key with a column is a
@@ -60,6 +60,37 @@ def extra_columns(st: dict[str, np.ndarray]) -> list[tuple[str, str]]:
     return out
 
 
+def result_rows(cs: CandidateSet, r: Ranking) -> dict[str, np.ndarray]:
+    """The returned results of ``r`` as arrays, one entry per result: the one owner of what
+    a result row holds (``ranking_frame``, hence ``memlab search`` and the lab, and
+    ``memlab.tools.memory_search``, hence ``--json`` and the MCP server, read it).
+
+    Rows run query by query, in rank order (the non-empty slots of ``r.columns``, row-major).
+    Keys: ``qi`` (query row), ``column`` (candidate column of ``cs``), ``pos`` (table
+    position), ``rank`` (0-based slot), ``score`` (``r.scores``), ``qid``, ``docno``,
+    ``path``, ``start_line``, ``end_line``, ``source``. No result → every array empty
+    (object arrays for the strings).
+    """
+    qi, ki = np.nonzero(r.columns >= 0)
+    cols = r.columns[qi, ki]
+    pos = cs.pos[qi, cols]
+    t = cs.table
+    obj = np.empty(0, dtype=object)
+    return {
+        "qi": qi,
+        "column": cols,
+        "pos": pos,
+        "rank": ki,
+        "score": r.scores[qi, ki],
+        "qid": np.asarray(cs.qids, dtype=object)[qi],
+        "docno": t.ids[pos] if len(pos) else obj,
+        "path": t.paths[pos] if len(pos) else obj,
+        "start_line": t.start_lines[pos],
+        "end_line": t.end_lines[pos],
+        "source": t.sources[pos] if len(pos) else obj,
+    }
+
+
 def ranking_frame(
     cs: CandidateSet, r: Ranking, system: str = "", *, with_text: bool = False
 ) -> pd.DataFrame:
@@ -71,21 +102,19 @@ def ranking_frame(
     """
     import pandas as pd
 
-    qi, ki = np.nonzero(r.columns >= 0)
-    cols = r.columns[qi, ki]
-    pos = cs.pos[qi, cols]
-    t = cs.table
+    rows = result_rows(cs, r)
+    qi, cols, pos = rows["qi"], rows["column"], rows["pos"]
     st = r.stage
     df = pd.DataFrame(
         {
-            "qid": np.asarray(cs.qids, dtype=object)[qi],
-            "docno": t.ids[pos] if len(pos) else np.empty(0, dtype=object),
-            "score": r.scores[qi, ki],
-            "rank": ki,
-            "path": t.paths[pos] if len(pos) else np.empty(0, dtype=object),
-            "start_line": t.start_lines[pos],
-            "end_line": t.end_lines[pos],
-            "source": t.sources[pos] if len(pos) else np.empty(0, dtype=object),
+            "qid": rows["qid"],
+            "docno": rows["docno"],
+            "score": rows["score"],
+            "rank": rows["rank"],
+            "path": rows["path"],
+            "start_line": rows["start_line"],
+            "end_line": rows["end_line"],
+            "source": rows["source"],
             "vector_score": cs.vec_score[qi, cols],
             "text_raw": cs.text_raw[qi, cols],
             "text_score": st["text_in"][qi, cols],
@@ -96,7 +125,7 @@ def ranking_frame(
             "fused": st["fused"][qi, cols],
             "decay": st["decay"][qi, cols],
             "mmr_position": st["mmr_position"][qi, cols],
-            "selected_by": SELECTED_BY[np.maximum(r.selected_by[qi, ki], 0)],
+            "selected_by": SELECTED_BY[np.maximum(r.selected_by[qi, rows["rank"]], 0)],
             "pos": pos,
         }
     )
@@ -158,7 +187,13 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
         if op == "×" and " + " in expr:
             expr = f"({expr})"
         expr += f" {op} {col}"
-    return f"{fused}; score = {expr}"
+    tiers = ""
+    if "exact_tiers" in pipeline.active_stages(mode):  # OpenClaw 2026.9.6 (§5.8)
+        tiers = (
+            "; exact-path tiers lead: score = project, ranked by rank_score ="
+            " (1 + clamp(fused, 0, 1))/2 × the multipliers"
+        )
+    return f"{fused}; score = {expr}{tiers}"
 
 
 def explain(
@@ -255,6 +290,8 @@ def explain(
                 wt_clamped,
                 bool(has_t[qi, c]),
             )
+    if "project_out" in st:  # OpenClaw 2026.9.6: a malformed project annotation
+        reasons[st["project_out"]] = "malformed project annotation (leaves ranking)"
     qi, ci = np.nonzero(cs.valid)
     pos = cs.pos[qi, ci]
     t = cs.table

@@ -9,8 +9,10 @@ ones it writes (a new key, or a new value of ``valid`` / ``final`` ...).
 meaning and its column in the results frame (``memlab.pipeline.explain``), so the
 stage dict, the results frame, explain and the plots use one name per array.
 
-Order (``STAGES``): legs → normalize → fusion → decay → neighbor → headings
-| mmr → selection. ``Pipeline.active_stages(mode)`` names those a system runs;
+Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
+→ project → neighbor → headings → exact_tiers | mmr → selection (the stages of
+OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter is set).
+``Pipeline.active_stages(mode)`` names those a system runs;
 the fast sweep (``memlab.eval.fastsweep``) reads it to decide whether it can
 reproduce a system.
 
@@ -30,7 +32,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.stages.context import headings_stage, neighbor_stage
+from memlab.stages.context import (
+    NEIGHBOR_SHAPE_PARAMS,
+    check_neighbor_shape,
+    headings_stage,
+    neighbor_active,
+    neighbor_stage,
+)
+from memlab.stages.current import (
+    check_current_param,
+    exact_tiers_stage,
+    importance_stage,
+    lexical_boost_stage,
+    project_stage,
+)
 from memlab.stages.decay import decay_stage
 from memlab.stages.legs import fusion_stage, legs_stage, normalize_stage
 
@@ -116,7 +131,10 @@ def _always(p: Pipeline, mode: str) -> bool:
 def _decay_on(p: Pipeline, mode: str) -> bool:
     # OpenClaw: the vector-only path returns vector hits as they are, unless
     # rerank_vector_only (its later release) decays and diversifies them too.
-    return p.decay != "off" and (mode != "vector" or p.rerank_vector_only)
+    # OpenClaw 2026.9.6 decays in every mode (decay="openclaw-current").
+    return p.decay != "off" and (
+        mode != "vector" or p.rerank_vector_only or p.decay == "openclaw-current"
+    )
 
 
 def _mmr_on(p: Pipeline, mode: str) -> bool:
@@ -128,6 +146,14 @@ _BUILTIN: tuple[Stage, ...] = (
     Stage("normalize", normalize_stage, _always, ("vec_norm", "text_norm")),
     Stage("fusion", fusion_stage, _always, ("valid", "fused", "final")),
     Stage(
+        "lexical_boost",
+        lexical_boost_stage,
+        lambda p, mode: p.lexical_boost and mode != "vector",
+        ("has_text", "valid", "text_in", "vec_norm", "text_norm", "fused", "final"),
+        params={"lexical_boost": False},
+        check=check_current_param,
+    ),
+    Stage(
         "decay",
         decay_stage,
         _decay_on,
@@ -136,10 +162,35 @@ _BUILTIN: tuple[Stage, ...] = (
         off=lambda st: {"decay": np.ones_like(st["fused"])},
     ),
     Stage(
+        "importance",
+        importance_stage,
+        lambda p, mode: p.importance_boost,
+        ("importance", "final"),
+        arrays={"importance": ArrayInfo("importance multiplier (1 = none; §8)", "importance")},
+        params={"importance_boost": False},
+        check=check_current_param,
+        term=("importance", "×"),
+    ),
+    Stage(
+        "project",
+        project_stage,
+        lambda p, mode: p.project_boost,
+        ("valid", "project", "project_out", "final"),
+        arrays={
+            "project": ArrayInfo("project-affinity multiplier (1 = none; §9)", "project"),
+            "project_out": ArrayInfo("bool: a malformed project annotation removed it", None),
+        },
+        params={"project_boost": False, "active_projects": ()},
+        check=check_current_param,
+        term=("project", "×"),
+    ),
+    Stage(
         "neighbor",
         neighbor_stage,
-        lambda p, mode: p.neighbor_prev > 0 or p.neighbor_next > 0,
+        neighbor_active,
         ("neighbor", "final"),
+        params=NEIGHBOR_SHAPE_PARAMS,
+        check=check_neighbor_shape,
         term=("neighbor", "+"),
     ),
     Stage(
@@ -148,10 +199,33 @@ _BUILTIN: tuple[Stage, ...] = (
         lambda p, mode: p.drop_headings,
         ("heading_only", "valid", "final", "has_vec", "has_text"),
     ),
+    Stage(
+        "exact_tiers",
+        exact_tiers_stage,
+        lambda p, mode: p.exact_tiers and mode != "vector",
+        ("tier", "rank_score", "final"),
+        arrays={
+            "tier": ArrayInfo("exact path tier 3/2/1 (0 = none); tiers lead (§5.8)", "tier"),
+            "rank_score": ArrayInfo(
+                "order key: a tier's (1+clamp(fused))/2 × multipliers", "rank_score"
+            ),
+        },
+        params={"exact_tiers": False},
+        check=check_current_param,
+    ),
     Stage("mmr", None, _mmr_on, ("mmr_position",)),
-    Stage("selection", None, _always, ()),
+    Stage(
+        "selection",
+        None,
+        _always,
+        (),
+        params={"selection_rule": "openclaw"},
+        check=check_current_param,
+    ),
 )
 BUILTIN_NAMES = frozenset(s.name for s in _BUILTIN)
+for _s in _BUILTIN:
+    STAGE_ARRAYS.update(_s.arrays)
 # The declared order; registered stages are inserted into it (``register_stage``).
 STAGES: list[Stage] = list(_BUILTIN)
 # Parameter names a registered stage may not take: `Pipeline`'s own fields (filled in

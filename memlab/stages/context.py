@@ -5,7 +5,12 @@
    ``final = F + max(neighbor_prev · F(previous chunk), neighbor_next ·
    F(next chunk), 0)``, a neighbour counting 0 when it is not a candidate of
    the query. In a chat log the turn that answers a question is often a reply
-   whose words are in the turn before.
+   whose words are in the turn before. With ``neighbor_shape="roles"``, in a
+   user–assistant file (``memlab.stages.shape``: every labelled line is User or
+   Assistant) the rule is by role instead: a User line adds
+   ``neighbor_user_next · F(next line)`` (the reply), an Assistant line
+   ``neighbor_assistant_prev · F(previous line)`` (the request); files of named
+   speakers keep the prev/next rule. Off by default.
 2. ``headings`` (``Pipeline.drop_headings``): a chunk made only of Markdown
    heading lines (a session's ``## Session 3 — date`` line) is not a result,
    though it still lent its score to its neighbours (it runs after ``neighbor``).
@@ -22,6 +27,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memlab.stages.shape import ROLE_ASSISTANT, ROLE_USER, chunk_roles, user_assistant_files
+from memlab.vocab import NEIGHBOR_SHAPES
+
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
     from memlab.index import ChunkTable
@@ -29,15 +37,41 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEADING_LINE",
+    "NEIGHBOR_SHAPE_PARAMS",
+    "check_neighbor_shape",
     "heading_chunks",
     "headings_stage",
+    "neighbor_active",
+    "neighbor_columns",
     "neighbor_positions",
     "neighbor_scores",
     "neighbor_stage",
+    "role_weights",
 ]
 
 # An ATX Markdown heading line: up to 3 spaces, 1-6 '#', then a space, a tab or the end.
 HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+# The neighbour stage's shape parameters (Pipeline parameters through the stage registry);
+# the weights only count when neighbor_shape is "roles".
+NEIGHBOR_SHAPE_PARAMS = {
+    "neighbor_shape": "off",
+    "neighbor_user_next": 1.0,
+    "neighbor_assistant_prev": 0.0,
+}
+
+
+def check_neighbor_shape(name: str, value: object) -> None:
+    """``neighbor_shape`` one of ``NEIGHBOR_SHAPES``; the two role weights in [0, 1]."""
+    if name == "neighbor_shape":
+        if value not in NEIGHBOR_SHAPES:
+            raise ValueError(f"{name} must be one of {', '.join(NEIGHBOR_SHAPES)}, got {value!r}")
+    elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+
+
+def neighbor_active(p: Pipeline, mode: str) -> bool:
+    """The neighbour stage runs when a prev/next weight is > 0 or the shape rule is on."""
+    return p.neighbor_prev > 0 or p.neighbor_next > 0 or p.neighbor_shape != "off"
 
 
 def neighbor_positions(
@@ -81,6 +115,28 @@ def neighbor_positions(
     return table.derived(("neighbors", key), compute)
 
 
+def neighbor_columns(
+    pos: np.ndarray, valid: np.ndarray, neighbor: np.ndarray, n_chunks: int
+) -> np.ndarray:
+    """[Q, C]: the column, in the same query row, of each valid candidate's neighbour
+    (``neighbor`` [N], a map of `neighbor_positions`); −1 where there is no neighbour or
+    it is not a valid candidate of that row. One sort serves every neighbour feature."""
+    out = np.full(pos.shape, -1, dtype=np.int64)
+    q, c = np.nonzero(valid)
+    if q.size == 0:
+        return out
+    p = pos[q, c]
+    key = q.astype(np.int64) * n_chunks + p
+    order = np.argsort(key, kind="stable")
+    skey = key[order]
+    nb = neighbor[p]
+    want = q.astype(np.int64) * n_chunks + np.maximum(nb, 0)
+    i = np.minimum(np.searchsorted(skey, want), skey.size - 1)
+    hit = (nb >= 0) & (skey[i] == want)
+    out[q, c] = np.where(hit, c[order][i], -1)
+    return out
+
+
 def neighbor_scores(
     pos: np.ndarray, scores: np.ndarray, valid: np.ndarray, neighbor: np.ndarray, n_chunks: int
 ) -> np.ndarray:
@@ -92,21 +148,9 @@ def neighbor_scores(
     ``neighbor[pos]``; 0 where there is no neighbour, the neighbour is not a
     valid candidate of that row, or the candidate itself is not valid.
     """
-    out = np.zeros(scores.shape, dtype=np.float64)
-    q, c = np.nonzero(valid)
-    if q.size == 0:
-        return out
-    p = pos[q, c]
-    key = q.astype(np.int64) * n_chunks + p
-    order = np.argsort(key, kind="stable")
-    skey = key[order]
-    sval = scores[q, c][order]
-    nb = neighbor[p]
-    want = q.astype(np.int64) * n_chunks + np.maximum(nb, 0)
-    i = np.minimum(np.searchsorted(skey, want), skey.size - 1)
-    hit = (nb >= 0) & (skey[i] == want)
-    out[q, c] = np.where(hit, np.nan_to_num(sval[i], nan=0.0), 0.0)
-    return out
+    col = neighbor_columns(pos, valid, neighbor, n_chunks)
+    found = np.take_along_axis(np.asarray(scores, dtype=np.float64), np.maximum(col, 0), axis=1)
+    return np.where(col >= 0, np.nan_to_num(found, nan=0.0), 0.0)
 
 
 def heading_chunks(cs: CandidateSet, positions: np.ndarray) -> np.ndarray:
@@ -134,7 +178,10 @@ def neighbor_stage(
     p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``neighbor`` (the added term, NaN where not valid) and ``final = final + neighbor``
-    with the term ``max(neighbor_prev · F(prev), neighbor_next · F(next), 0)``."""
+    with the term ``max(wp · F(prev), wn · F(next), 0)``: ``wp, wn`` = ``neighbor_prev``,
+    ``neighbor_next``, except with ``neighbor_shape="roles"`` in a user–assistant file, where
+    ``(0, neighbor_user_next)`` for a User line, ``(neighbor_assistant_prev, 0)`` for an
+    Assistant line and ``(0, 0)`` for an unlabelled one."""
     valid, final = st["valid"], st["final"]
     term = np.zeros(final.shape, dtype=np.float64)
     if valid.any():
@@ -142,9 +189,23 @@ def neighbor_stage(
         n = len(cs.table)
         fp = neighbor_scores(cs.pos, final, valid, prev, n)
         fn = neighbor_scores(cs.pos, final, valid, nxt, n)
-        term = np.maximum(np.maximum(p.neighbor_prev * fp, p.neighbor_next * fn), 0.0)
+        wp, wn = p.neighbor_prev, p.neighbor_next
+        if p.neighbor_shape == "roles":
+            wp, wn = role_weights(p, cs)
+        term = np.maximum(np.maximum(wp * fp, wn * fn), 0.0)
         final = np.where(valid, final + term, np.nan)
     return {"neighbor": np.where(valid, term, np.nan), "final": final}
+
+
+def role_weights(p: Pipeline, cs: CandidateSet) -> tuple[np.ndarray, np.ndarray]:
+    """The [Q, C] previous / next weights of the ``roles`` rule (see ``neighbor_stage``)."""
+    at = np.maximum(cs.pos, 0)
+    ua, role = user_assistant_files(cs)[at], chunk_roles(cs)[at]
+    wp = np.where(
+        ua, np.where(role == ROLE_ASSISTANT, p.neighbor_assistant_prev, 0.0), p.neighbor_prev
+    )
+    wn = np.where(ua, np.where(role == ROLE_USER, p.neighbor_user_next, 0.0), p.neighbor_next)
+    return wp, wn
 
 
 def headings_stage(

@@ -48,6 +48,8 @@ def decay_stage(
     p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``decay`` (the multiplier m, NaN where not valid) and ``final = fused × m``."""
+    if p.decay == "openclaw-current":
+        return current_decay(p, cs, st)
     ts, evergreen = chunk_times(cs.table, p.decay)
     pos = np.where(cs.valid, cs.pos, 0)
     now = now_seconds(cs.times)[:, None]
@@ -61,3 +63,43 @@ def decay_stage(
         weight=p.decay_weight,
     )
     return {"decay": np.where(st["valid"], mult, np.nan), "final": final}
+
+
+def current_times_ms(table: ChunkTable) -> np.ndarray:
+    """Per chunk, the time OpenClaw 2026.9.6 decays it from, in ms (NaN = never):
+    ``memlab.openclaw_current.ranking.decay_timestamp_ms`` (dated path → its UTC
+    midnight; evergreen memory → none; else the file's mtime, sessions by mtime)."""
+    from memlab.openclaw_current.ranking import decay_timestamp_ms
+
+    def compute(t: ChunkTable) -> np.ndarray:
+        out = np.full(len(t), np.nan)
+        memo: dict[tuple[str, str, float], float] = {}
+        for i, (path, src, m) in enumerate(zip(t.paths, t.sources, t.mtimes, strict=True)):
+            key = (str(path), str(src), float(m))
+            if key not in memo:
+                mt = {key[0]: key[2] * 1000.0} if m and math.isfinite(float(m)) else None
+                ts = decay_timestamp_ms(key[0], key[1], mt)
+                memo[key] = math.nan if ts is None else ts
+            out[i] = memo[key]
+        return out
+
+    return table.derived(("times", "openclaw-current"), compute)
+
+
+def current_decay(
+    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """``decay="openclaw-current"``: m = exp(−ln2/half_life · max(0, (now − t) / 1 day))
+    with the release's float operations (``decay_multiplier``), now in ms = the query's
+    time × 1000; m = 1 for a chunk with no time (evergreen)."""
+    from memlab.openclaw_current.ranking import DAY_MS, decay_multiplier
+
+    cand_ts = current_times_ms(cs.table)[np.where(cs.valid, cs.pos, 0)]
+    now_ms = now_seconds(cs.times) * 1000.0
+    valid = st["valid"]
+    mult = np.where(valid, 1.0, np.nan)
+    for qi, c in zip(*np.nonzero(valid & ~np.isnan(cand_ts)), strict=True):
+        age = (float(now_ms[qi]) - float(cand_ts[qi, c])) / DAY_MS
+        mult[qi, c] = decay_multiplier(age, p.half_life_days)
+    # × 1.0 where a chunk has no time leaves its score bit-identical, as the release's skip
+    return {"decay": mult, "final": np.where(valid, st["fused"] * mult, np.nan)}

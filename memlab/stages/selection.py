@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memlab.rerank import mmr_rerank, mmr_rerank_embeddings
+from memlab.stages.current import current_mmr_perm
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
@@ -37,7 +38,8 @@ def mmr_order(
     p: Pipeline, cs: CandidateSet, order: np.ndarray, valid: np.ndarray, final: np.ndarray
 ) -> np.ndarray:
     """``order`` [Q, C] with each query's valid prefix re-ordered by MMR (``p.mmr``:
-    Jaccard over texts or cosine over embeddings, λ = ``p.mmr_lambda``); MMR only
+    Jaccard over texts, the release's MMR (``"openclaw-current"``) or cosine over
+    embeddings, λ = ``p.mmr_lambda``); MMR only
     re-orders, it never drops or adds a candidate."""
     out = order.copy()
     for qi in range(len(cs)):
@@ -49,6 +51,8 @@ def mmr_order(
         pos = cs.pos[qi, cols]
         if p.mmr == "jaccard":
             perm = mmr_rerank(sc.tolist(), cs.texts(pos), p.mmr_lambda)
+        elif p.mmr == "openclaw-current":  # the release's tokenizer over 700-unit snippets
+            perm = current_mmr_perm(sc.tolist(), cs.texts(pos), p.mmr_lambda)
         else:
             perm = mmr_rerank_embeddings(sc.tolist(), cs.vectors(pos), p.mmr_lambda)
         out[qi, :n] = cols[np.asarray(perm, dtype=np.int64)]
@@ -66,6 +70,7 @@ def select_rows(
     fill_keyword_only: bool = False,
     top_up: bool = False,
     order: np.ndarray | None = None,
+    fill_mask: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """OpenClaw's selection (spec section 5, steps 6 and 8) for R independent rows.
 
@@ -79,6 +84,8 @@ def select_rows(
     ``top_up`` (keyword-only mode), a row where none passes takes its first
     ``max_results`` valid candidates. ``order`` [R, C]: the ranked order to use
     (e.g. after MMR; its valid candidates first) instead of the stable sort.
+    ``fill_mask`` [R, C]: the candidates that may fill (default ``has_text``; OpenClaw
+    2026.9.6: keyword hits without a vector hit).
 
     ``min_score`` and ``relaxed_threshold`` are scalars or per-row arrays [R].
     Returns ``(columns, scores, selected_by)``, each [R, max_results]: the
@@ -115,7 +122,7 @@ def select_rows(
     sel[:, :k] = np.where(passes, 0, -1)
     # A given order (MMR) need not put the passing candidates first, and the fill and
     # top-up rules read whole rows.
-    if given or fill_keyword_only or top_up or odd.any():
+    if given or fill_keyword_only or top_up or odd.any() or fill_mask is not None:
         full = np.arange(r)
     elif thr is not None:
         full = np.flatnonzero(~passes[:, 0]) if k else np.arange(r)
@@ -132,6 +139,7 @@ def select_rows(
             kmax,
             fill_keyword_only,
             top_up,
+            None if fill_mask is None else fill_mask[full],
         )
         cols[full], scores[full], sel[full] = c, sc, se
     return cols, scores, sel
@@ -147,6 +155,7 @@ def select_full_rows(
     kmax: int,
     fill_keyword_only: bool,
     top_up: bool = False,
+    fill_mask: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``select_rows`` over whole rows (relaxed fallback, keyword fill, top-up), given
     the ranked ``order`` [R, C]: the same arguments, per-row ``ms`` / ``thr`` arrays."""
@@ -173,7 +182,8 @@ def select_full_rows(
     pick = chosen
     if fill_keyword_only:
         n_chosen = chosen.sum(axis=1, keepdims=True)
-        fill = s_valid & s_text & ~chosen
+        s_fill = s_text if fill_mask is None else np.take_along_axis(fill_mask, order, axis=1)
+        fill = s_valid & s_fill & ~chosen
         fill &= np.cumsum(fill, axis=1) <= kmax - n_chosen
         how = np.where(fill, 2, how)
         slot = np.where(fill, n_chosen + np.cumsum(fill, axis=1) - 1, slot)

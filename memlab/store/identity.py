@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.paths import cache_dir
+from memlab.store.filerules import DEFAULT_MEMORY_FILES, identity_tag
 from memlab.store.schema import FTS_ONLY_MODEL, SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -81,7 +82,11 @@ def fingerprints_match(stored: dict[str, Any] | None, current: dict[str, Any]) -
 
 
 def index_identity(
-    fts_tokenizer: str, embedder: Embedder | None, *, fts_path_prefix: bool = False
+    fts_tokenizer: str,
+    embedder: Embedder | None,
+    *,
+    fts_path_prefix: bool = False,
+    memory_files: str = DEFAULT_MEMORY_FILES,
 ) -> str:
     """The name of one index among a workspace's indexes: what its rows depend on most.
 
@@ -89,7 +94,9 @@ def index_identity(
     sha256(``provider|model|identity_key|path_prefix``) (no request is made: the width,
     which a remote embedder may only learn by asking, is not part of it); keyword-only mode is
     provider ``none``. Switching preset (porter vs unicode61) or embedder therefore picks
-    another file instead of rebuilding one: e.g. ``porter-hashing-3c1f0a9e2b7d``.
+    another file instead of rebuilding one: e.g. ``porter-hashing-3c1f0a9e2b7d``. The
+    release's file rule (``memory_files="openclaw-2026.9"``) appends
+    ``filerules.identity_tag`` (``-oc2026.9-…``): its own file; 2026.4 names are unchanged.
     """
     if embedder is None:
         provider, model, key = "none", FTS_ONLY_MODEL, ""
@@ -97,7 +104,7 @@ def index_identity(
         provider, model, key = embedder_identity(embedder)
     h = hashlib.sha256(f"{provider}|{model}|{key}|{int(fts_path_prefix)}".encode())
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in provider)
-    return f"{fts_tokenizer}-{safe}-{h.hexdigest()[:12]}"
+    return f"{fts_tokenizer}-{safe}-{h.hexdigest()[:12]}{identity_tag(memory_files)}"
 
 
 def workspace_cache_key(workspace: Path) -> str:
@@ -124,13 +131,16 @@ def index_fingerprint(
     chunker: str,
     fts_tokenizer: str,
     fts_path_prefix: bool,
+    memory_files: str = DEFAULT_MEMORY_FILES,
 ) -> dict[str, Any]:
     """Everything whose change makes the stored chunks or vectors invalid.
 
     Keys: ``schema``, ``provider`` (``"none"`` keyword-only), ``model`` (``fts-only``
     keyword-only), ``provider_key``, ``dims`` (0 when unknown or keyword-only),
     ``sources``, ``extra_paths`` (sha256 of their JSON list), ``chunker`` (the chunker's
-    fingerprint string), ``fts_tokenizer``, ``fts_path_prefix``.
+    fingerprint string; ``filerules.chunker_fingerprint``, which names the release's
+    chunking version for 2026.9), ``fts_tokenizer``, ``fts_path_prefix``, ``memory_files``
+    (the discovery and chunking rule, ``memlab.vocab.MEMORY_FILE_RULES``).
     """
     e = embedder
     extra_hash = hashlib.sha256(json.dumps(list(extra_paths)).encode()).hexdigest()
@@ -145,6 +155,7 @@ def index_fingerprint(
         "chunker": chunker,
         "fts_tokenizer": fts_tokenizer,
         "fts_path_prefix": fts_path_prefix,
+        "memory_files": memory_files,
     }
 
 
@@ -154,6 +165,8 @@ def describe_fingerprint_change(stored: dict[str, Any] | None, current: dict[str
     ``stored`` None → ``"new index"``; equal fingerprints → ``""``."""
     if stored is None:
         return "new index"
+    # An index written before the memory-file rule was recorded used the 2026-04 rule.
+    stored = {"memory_files": DEFAULT_MEMORY_FILES, **stored}
     keys = sorted(k for k in set(stored) | set(current) if stored.get(k) != current.get(k))
     parts: list[str] = []
     emb = ("provider", "model", "provider_key", "dims")
@@ -173,6 +186,7 @@ def describe_fingerprint_change(stored: dict[str, Any] | None, current: dict[str
         "chunker": "chunker",
         "sources": "sources",
         "fts_path_prefix": "FTS path prefix",
+        "memory_files": "memory-file rule",
         "schema": "index schema",
     }
     for k, label in labels.items():

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,14 @@ import numpy as np
 
 import memlab.store.legs as legs
 from memlab.chunking import ChunkerConfig
+from memlab.store.filerules import (
+    DEFAULT_MEMORY_FILES,
+    check_memory_files,
+    chunker_fingerprint,
+    discover_files,
+    normalize_extra_entries,
+    stores_annotations,
+)
 from memlab.store.identity import (
     default_db_path,
     describe_fingerprint_change,
@@ -45,7 +53,7 @@ from memlab.store.sync import stale_files
 from memlab.store.table import ChunkTable, fetch_texts, load_table
 from memlab.store.writer import IndexWriter
 from memlab.vocab import FTS_TOKENIZE, SOURCES, VECTOR_BACKENDS
-from memlab.workspace import MemoryFile, discover_memory_files, resolve_workspace
+from memlab.workspace import MemoryFile, resolve_workspace
 
 if TYPE_CHECKING:
     from memlab.config import MemorySearchConfig
@@ -63,6 +71,11 @@ class MemoryIndex(IndexWriter):
     ``vector_backend`` picks the vector-leg engine (``VECTOR_BACKENDS``; default
     ``"numpy"``, the exact scan at memory speed) and ``vector_params`` its options
     (e.g. ``{"nprobe": 32}`` for ``"ivf"``; see ``memlab.vectors.make_engine``).
+    ``memory_files`` (``memlab.vocab.MEMORY_FILE_RULES``): which files are memory and how
+    they are chunked (``memlab.store.filerules``): ``"openclaw-2026.4"`` (default; the
+    ``chunker``) or ``"openclaw-2026.9"`` (the release's discovery and fixed chunker, with
+    per-chunk annotations in ``table.importance``/``project_keys``/``triggers``); part of
+    the identity (file name) and the fingerprint.
     One writer at a time: ``sync`` takes an exclusive lock on ``DB.lock`` and
     waits up to ``lock_timeout`` seconds before raising ``IndexLockedError``.
     """
@@ -74,11 +87,12 @@ class MemoryIndex(IndexWriter):
         db_path: str | os.PathLike[str] | None = None,
         embedder: Embedder | str | None = "auto",
         chunker: ChunkerConfig | None = None,
-        extra_paths: Sequence[str] = (),
+        extra_paths: Sequence[str | Mapping[str, str]] = (),
         sources: Sequence[str] = ("memory",),
         sessions_dir: str | os.PathLike[str] | None = None,
         fts_tokenizer: str = "unicode61",
         fts_path_prefix: bool = False,
+        memory_files: str = DEFAULT_MEMORY_FILES,
         vector_backend: str = "numpy",
         vector_params: dict[str, Any] | None = None,
         cache_enabled: bool = True,
@@ -104,13 +118,15 @@ class MemoryIndex(IndexWriter):
             embedder = resolve_embedder(embedder)
         self.embedder: Embedder | None = embedder
         self.chunker = chunker or ChunkerConfig()
-        self.extra_paths = tuple(dict.fromkeys(str(p) for p in extra_paths))
+        # Paths as strings; {path, pattern} entries (the 2026.9 rule) kept as dicts.
+        self.extra_paths = normalize_extra_entries(extra_paths)
         self.sources = tuple(sources)
         self.sessions_dir = (
             Path(sessions_dir).expanduser() if sessions_dir else self.workspace / "sessions"
         )
         self.fts_tokenizer = fts_tokenizer
         self.fts_path_prefix = fts_path_prefix
+        self.memory_files = check_memory_files(memory_files)
         self.vector_backend = vector_backend
         self.vector_params = dict(vector_params or {})
         self.cache_enabled = cache_enabled
@@ -167,9 +183,13 @@ class MemoryIndex(IndexWriter):
 
     @property
     def identity(self) -> str:
-        """``index_identity`` of this index's tokenizer and embedder (its default file name)."""
+        """``index_identity`` of this index's tokenizer, embedder and memory-file rule (its
+        default file name)."""
         return index_identity(
-            self.fts_tokenizer, self.embedder, fts_path_prefix=self.fts_path_prefix
+            self.fts_tokenizer,
+            self.embedder,
+            fts_path_prefix=self.fts_path_prefix,
+            memory_files=self.memory_files,
         )
 
     def rebuild_reason(self) -> str:
@@ -194,9 +214,10 @@ class MemoryIndex(IndexWriter):
             self.embedder,
             sources=self.sources,
             extra_paths=self.extra_paths,
-            chunker=self.chunker.fingerprint(),
+            chunker=chunker_fingerprint(self.memory_files, self.chunker),
             fts_tokenizer=self.fts_tokenizer,
             fts_path_prefix=self.fts_path_prefix,
+            memory_files=self.memory_files,
         )
 
     def connect(self) -> sqlite3.Connection:
@@ -262,7 +283,7 @@ class MemoryIndex(IndexWriter):
         """The memory files (and session transcripts when enabled) this index covers."""
         files: list[MemoryFile] = []
         if "memory" in self.sources:
-            files.extend(discover_memory_files(self.workspace, self.extra_paths))
+            files.extend(discover_files(self.memory_files, self.workspace, self.extra_paths))
         if "sessions" in self.sources and self.sessions_dir.is_dir():
             for p in sorted(self.sessions_dir.glob("*.jsonl")):
                 if p.is_file() and not p.is_symlink():
@@ -295,6 +316,7 @@ class MemoryIndex(IndexWriter):
             "workspace": str(self.workspace),
             "index_path": str(self.db_path),
             "identity": self.identity,
+            "memory_files": self.memory_files,
             "fingerprint": stored,
             "fingerprint_current": fingerprints_match(stored, self.fingerprint()),
             "files": n_files,
@@ -311,7 +333,10 @@ class MemoryIndex(IndexWriter):
         """The chunks as position-aligned arrays (loaded once, refreshed after ``sync``)."""
         if self._table is None:
             self._table, self._table_version = load_table(
-                self.connect(), self.db_path, with_vectors=self.embedder is not None
+                self.connect(),
+                self.db_path,
+                with_vectors=self.embedder is not None,
+                annotations=stores_annotations(self.memory_files),
             )
         return self._table
 

@@ -2,7 +2,7 @@
 
 Tables: ``meta(key, value)``, ``files(path, source, hash, mtime, size)``,
 ``chunks(id, path, source, start_line, end_line, hash, model, text, embedding,
-updated_at, heading, truncated)``, ``embedding_cache(provider, model,
+updated_at, heading, truncated, importance, project_key, triggers)``, ``embedding_cache(provider, model,
 provider_key, hash, embedding, dims, truncated, updated_at)`` and an FTS5 table
 ``chunks_fts`` whose rowid is the chunk's rowid (spec section 4).
 
@@ -35,7 +35,9 @@ __all__ = [
     "set_meta",
 ]
 
-SCHEMA_VERSION = 1
+# 2: chunks gained the release's recall annotations (importance, project_key, triggers;
+# NULL in 2026.4 indexes). The fingerprint holds the version, so an older file is rebuilt.
+SCHEMA_VERSION = 2
 FTS_ONLY_MODEL = "fts-only"
 # Seconds an SQLite call waits for another connection's lock before failing.
 BUSY_TIMEOUT = 30.0
@@ -110,7 +112,8 @@ def create_schema(conn: sqlite3.Connection, fts_tokenizer: str) -> None:
                 start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
                 model TEXT NOT NULL, text TEXT NOT NULL, embedding BLOB,
                 updated_at REAL NOT NULL, heading TEXT NOT NULL DEFAULT '',
-                truncated INTEGER NOT NULL DEFAULT 0);
+                truncated INTEGER NOT NULL DEFAULT 0, importance INTEGER,
+                project_key TEXT, triggers TEXT);
             CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
             CREATE TABLE IF NOT EXISTS embedding_cache(
                 provider TEXT NOT NULL, model TEXT NOT NULL, provider_key TEXT NOT NULL,

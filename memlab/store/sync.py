@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import glob
+import hashlib
 import json
 import os
 import sqlite3
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlab import __version__
 from memlab.store.embedcache import copy_cache, embed_with_cache, progress_items, prune_cache
+from memlab.store.filerules import chunk_annotations, row_id_suffix
 from memlab.store.identity import chunk_id, embedder_identity
 from memlab.store.schema import (
     FTS_ONLY_MODEL,
@@ -227,6 +229,7 @@ def sync_into(
     fts_path_prefix: bool,
     fingerprint: Callable[[], dict[str, Any]],
     show: bool | None,
+    chunk_file: Callable[[MemoryFile, str], Sequence[Chunk]] | None = None,
 ) -> SyncReport:
     """Bring the rows of ``conn`` in step with ``files`` (incremental, by content hash).
 
@@ -237,6 +240,9 @@ def sync_into(
     then one transaction writes chunk, FTS and file rows and ``meta`` (``next_rowid``,
     ``fingerprint()`` as JSON, version, ``last_sync``). Raises ``EmbedderSwitched``
     before writing any chunk row when the embedder changed identity meanwhile.
+    ``chunk_file(file, text)`` (default ``chunker.chunk(text)``) cuts a file under the
+    index's memory-file rule (``memlab.store.filerules``); annotated chunks store their
+    importance, project key and triggers, and their row id includes them.
     """
     report = SyncReport()
     report.files = len(files)
@@ -263,7 +269,8 @@ def sync_into(
             if stored[f.path][1:] != (mtime, size):
                 touched.append((mtime, size, f.path))  # same text: only the stat moved
             continue
-        changed.append((f, file_hash, mtime, size, chunker.chunk(text)))
+        chunks = chunk_file(f, text) if chunk_file is not None else chunker.chunk(text)
+        changed.append((f, file_hash, mtime, size, list(chunks)))
     failed = {path for path, _ in report.files_failed}
     removed = [p for p in stored if p not in seen and p not in failed]
 
@@ -300,7 +307,10 @@ def sync_into(
             old = dict(conn.execute("SELECT id, rowid FROM chunks WHERE path = ?", (f.path,)))
             new_rows: dict[str, Chunk] = {}
             for c in chunks:
-                new_rows.setdefault(chunk_id(f.source, f.path, c, model), c)
+                cid = chunk_id(f.source, f.path, c, model)
+                if suffix := row_id_suffix(c):
+                    cid = hashlib.sha256((cid + suffix).encode("utf-8")).hexdigest()
+                new_rows.setdefault(cid, c)
             gone = [(rowid,) for cid, rowid in old.items() if cid not in new_rows]
             if gone:
                 conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", gone)
@@ -329,6 +339,7 @@ def sync_into(
                         now,
                         c.heading,
                         trunc,
+                        *chunk_annotations(c),
                     )
                 )
                 fts_text = f"{f.path}\n{c.text}" if fts_path_prefix else c.text
@@ -336,8 +347,8 @@ def sync_into(
                 next_rowid += 1
             conn.executemany(
                 "INSERT INTO chunks(rowid, id, path, source, start_line, end_line, hash,"
-                " model, text, embedding, updated_at, heading, truncated)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " model, text, embedding, updated_at, heading, truncated, importance,"
+                " project_key, triggers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 rows,
             )
             conn.executemany("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", fts_rows)

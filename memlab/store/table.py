@@ -51,6 +51,14 @@ class ChunkTable:
     # concatenated (a lab's groups): int64 [N], or None for one index. Chunks of two
     # segments are never neighbours, even when their paths are equal.
     segments: np.ndarray | None = None
+    # Recall annotations of the 2026.9 release (``memlab.openclaw_current.annotations``),
+    # stored per chunk by an index built with that release's chunker: ``importance``
+    # float64 [N] (NaN = none), ``project_keys`` object [N] (None = none, the release's
+    # invalid marker = malformed), ``triggers`` object [N] ("a; b" or None). None = this
+    # index stores no annotations (every chunk unannotated).
+    importance: np.ndarray | None = None
+    project_keys: np.ndarray | None = None
+    triggers: np.ndarray | None = None
     # Columns derived from the ones above (decay times, neighbour maps, heading flags),
     # computed once per table by the stage that needs them: see ``derived``.
     derived_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -88,7 +96,7 @@ class ChunkTable:
 
 
 def load_table(
-    conn: sqlite3.Connection, db_path: Path, *, with_vectors: bool
+    conn: sqlite3.Connection, db_path: Path, *, with_vectors: bool, annotations: bool = False
 ) -> tuple[ChunkTable, int]:
     """Every chunk row of ``conn`` as a ``ChunkTable`` (ordered by rowid), and the
     ``PRAGMA data_version`` of the snapshot it was read from.
@@ -96,7 +104,10 @@ def load_table(
     ``with_vectors`` False (keyword-only) → ``vectors`` None and no blob is read. With
     vectors, d = the byte length of the first non-NULL embedding / 4; a NULL or
     wrong-length blob gives a zero row; no chunk, or no blob at all, gives d = 0 (and an
-    empty table gives ``vectors`` None). Raises ``IndexCorruptError`` /
+    empty table gives ``vectors`` None). ``annotations`` (an index of the 2026.9 file rule,
+    ``memlab.store.filerules.stores_annotations``) fills ``importance`` (NULL → NaN),
+    ``project_keys`` and ``triggers`` (NULL → None); otherwise, or on a file written before
+    those columns existed, they stay None. Raises ``IndexCorruptError`` /
     ``IndexLockedError`` / ``IndexUnusableError`` (``db_error``).
     """
     # Rows are read in batches straight into preallocated arrays: holding every row
@@ -117,9 +128,13 @@ def load_table(
             ).fetchone()
             dims = (row[0] or 0) // 4 if row else 0
         blob = "c.embedding" if dims else "NULL"  # no vectors: do not read the blobs
+        if annotations:
+            have = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+            annotations = {"importance", "project_key", "triggers"} <= have
+        ann = ", c.importance, c.project_key, c.triggers" if annotations else ""
         cur = conn.execute(
             "SELECT c.rowid, c.id, c.path, c.source, c.start_line, c.end_line,"
-            f" coalesce(f.mtime, 0), {blob} FROM chunks c"
+            f" coalesce(f.mtime, 0), {blob}{ann} FROM chunks c"
             " LEFT JOIN files f ON f.path = c.path ORDER BY c.rowid"
         )
         rowids = np.empty(n, dtype=np.int64)
@@ -130,6 +145,9 @@ def load_table(
         ends = np.empty(n, dtype=np.int64)
         mtimes = np.empty(n, dtype=np.float64)
         vectors = np.zeros((n, dims), dtype=np.float32) if with_vectors else None
+        importance = np.full(n, np.nan) if annotations else None
+        project_keys = np.full(n, None, dtype=object) if annotations else None
+        triggers = np.full(n, None, dtype=object) if annotations else None
         shared: dict[str, str] = {}
         i = 0
         while i < n and (rows := cur.fetchmany(LOAD_BATCH)):
@@ -146,6 +164,12 @@ def load_table(
                 for j, b in enumerate(cols[7]):
                     if b is not None and len(b) == dims * 4:
                         vectors[i + j] = np.frombuffer(b, dtype=np.float32)
+            if importance is not None and project_keys is not None and triggers is not None:
+                importance[i : i + m] = [np.nan if v is None else float(v) for v in cols[8]]
+                project_keys[i : i + m] = [
+                    None if v is None else shared.setdefault(v, v) for v in cols[9]
+                ]
+                triggers[i : i + m] = cols[10]
             i += m
         if i != n:  # impossible within one snapshot; never hand out a partial table
             raise IndexCorruptError(f"{db_path}: counted {n} chunks but read {i}")
@@ -170,6 +194,9 @@ def load_table(
         end_lines=ends,
         mtimes=mtimes,
         vectors=vectors,
+        importance=importance,
+        project_keys=project_keys,
+        triggers=triggers,
     )
     return table, version
 

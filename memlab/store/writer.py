@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memlab.store.filerules import chunk_file
 from memlab.store.identity import describe_fingerprint_change, fingerprints_match
 from memlab.store.schema import IndexCorruptError, db_error
 from memlab.store.sync import (
@@ -45,6 +46,7 @@ class IndexWriter:
         chunker: ChunkerConfig
         fts_tokenizer: str
         fts_path_prefix: bool
+        memory_files: str
         cache_enabled: bool
         cache_max_entries: int | None
         lock_timeout: float
@@ -153,6 +155,7 @@ class IndexWriter:
             fts_path_prefix=self.fts_path_prefix,
             fingerprint=self.fingerprint,
             show=show,
+            chunk_file=lambda f, text: chunk_file(self.memory_files, self.chunker, f, text),
         )
 
     def ensure_synced(self, *, files: bool = False) -> SyncReport | None:

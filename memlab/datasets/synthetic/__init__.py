@@ -27,12 +27,22 @@ config parameter:
 - ``multi``: two facts in two files (MEMORY.md + a daily log, or two logs).
 - ``cjk``: Chinese notes and questions (FTS5 ``unicode61`` cannot segment them).
 
+Five more categories exercise OpenClaw 2026.9.6's new stages and are never in the default
+mix (``ALL_PHENOMENA`` lists all; ``release`` has the details): ``importance``
+(``<!-- importance: N -->`` entries against low-importance near-copies), ``project``
+(settings tagged ``<!-- project: key -->``, one active project in ``info``), ``filename``
+(notes found by their file's name), ``trigger`` (``<!-- trigger: … -->`` entries and the
+messages that should recall them) and ``longlived`` (a fact in a log over a year old
+against a recent transient note). They may add files beyond the daily logs: named notes
+under ``memory/`` and old dated logs.
+
 Parts (the builders and the writer import from ``base``; no part imports another's
 private names):
 
 - ``base``: ``SynthConfig``, the build state ``Build``, the builder registry
   ``GENERATORS`` / ``register``, the seeded streams ``random_stream``.
 - ``phenomena``: one builder per category, and ``capacity``.
+- ``release`` + ``release_wording``: the release phenomena's builders and wording.
 - ``lexicon``: wording of the background (entities, opaque tokens, filler,
   file layout); ``facts``: wording of the facts questions ask about.
 - ``slots``: filling template slots; ``writer``: placing notes into files,
@@ -47,6 +57,7 @@ changing ``paraphrase_strength`` changes only the paraphrase queries.
 from __future__ import annotations
 
 from memlab.datasets.synthetic.base import (
+    ALL_PHENOMENA,
     FORMAT_VERSION,
     GENERATOR,
     MEMORY_PATH,
@@ -57,6 +68,7 @@ from memlab.datasets.synthetic.phenomena import capacity
 from memlab.datasets.synthetic.writer import generate, load_negatives
 
 __all__ = [
+    "ALL_PHENOMENA",
     "FORMAT_VERSION",
     "GENERATOR",
     "MEMORY_PATH",

@@ -18,8 +18,10 @@ from typing import Any
 
 from memlab.datasets.synthetic import facts as fx
 from memlab.datasets.synthetic import lexicon as lx
+from memlab.vocab import SYNTH_PHENOMENA, SYNTH_RELEASE_PHENOMENA
 
 __all__ = [
+    "ALL_PHENOMENA",
     "FORMAT_VERSION",
     "GENERATOR",
     "GENERATORS",
@@ -33,7 +35,9 @@ __all__ = [
     "register",
 ]
 
-PHENOMENA = ("paraphrase", "exact", "update", "redundancy", "distractor", "multi", "cjk")
+PHENOMENA = SYNTH_PHENOMENA
+# Every category a mix may name: the classic ones and the 2026.9 release's (``release``).
+ALL_PHENOMENA = (*SYNTH_PHENOMENA, *SYNTH_RELEASE_PHENOMENA)
 # Written into dataset.json: names the generator whatever module now holds it.
 GENERATOR = "memlab.datasets.synthetic"
 FORMAT_VERSION = 1
@@ -92,9 +96,11 @@ class SynthConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-        unknown = [m for m in self.mix if m not in PHENOMENA]
+        unknown = [m for m in self.mix if m not in ALL_PHENOMENA]
         if unknown:
-            raise ValueError(f"unknown phenomena in mix: {unknown}; choose from {list(PHENOMENA)}")
+            raise ValueError(
+                f"unknown phenomena in mix: {unknown}; choose from {list(ALL_PHENOMENA)}"
+            )
         if len(set(self.mix)) != len(self.mix):
             raise ValueError(f"mix lists a phenomenon twice: {list(self.mix)}")
         if self.update_versions > fx.MAX_UPDATE_VERSIONS:
@@ -169,11 +175,26 @@ class Build:
         self.spans: list[tuple[str, int, str, str, str]] = []  # qid, note, span_id, subtopic, fact
         self.negatives: list[tuple[str, int, str, str]] = []  # qid, note, kind, fact
         self.count: dict[str, int] = {}
+        # Files beyond the daily logs and MEMORY.md (release phenomena): day index <= -2 →
+        # (relative path, title line). Empty for the classic phenomena.
+        self.files: dict[int, tuple[str, str]] = {}
+        self.info: dict[str, Any] = {}  # extra keys of dataset.json's info (release phenomena)
 
     def note(self, day: int, section: str, text: str) -> int:
         """Add a note (placed later) on ``day`` under ``section``; returns its index."""
         self.notes.append((day, section, text))
         return len(self.notes) - 1
+
+    def file(self, path: str, title: str) -> int:
+        """The day index of the file ``path`` (written with the ``# title`` line): notes
+        added on it go to that file. Indices count down from ``MEMORY_DAY - 1``; the same
+        path gives the same index."""
+        for day, (known, _) in self.files.items():
+            if known == path:
+                return day
+        day = MEMORY_DAY - 1 - len(self.files)
+        self.files[day] = (path, title)
+        return day
 
     def ask(self, cat: str, query: str, answer: str, spans: list[tuple[int, str, str]]) -> str:
         """Record a question; ``spans`` are (note index, subtopic or "", fact) in order."""
@@ -205,12 +226,12 @@ GENERATORS: dict[str, Builder] = {}
 def register(category: str) -> Callable[[Builder], Builder]:
     """Decorator: make the function the builder of ``category`` in ``GENERATORS``.
 
-    ``category`` must be one of ``PHENOMENA`` and not registered yet (``ValueError``).
+    ``category`` must be one of ``ALL_PHENOMENA`` and not registered yet (``ValueError``).
     """
 
     def deco(fn: Builder) -> Builder:
-        if category not in PHENOMENA:
-            raise ValueError(f"unknown category {category!r}; choose from {list(PHENOMENA)}")
+        if category not in ALL_PHENOMENA:
+            raise ValueError(f"unknown category {category!r}; choose from {list(ALL_PHENOMENA)}")
         if category in GENERATORS:
             raise ValueError(f"a builder for {category!r} is already registered")
         GENERATORS[category] = fn

@@ -18,6 +18,7 @@ from typing import Any
 from memlab.datasets.synthetic import facts as fx
 from memlab.datasets.synthetic import lexicon as lx
 from memlab.datasets.synthetic.base import MEMORY_DAY, Build, SynthConfig, random_stream, register
+from memlab.datasets.synthetic.release import release_capacity
 from memlab.datasets.synthetic.slots import Slots
 
 __all__ = [
@@ -39,7 +40,8 @@ def capacity(config: SynthConfig) -> dict[str, int]:
     reported as ``queries_per_type``; update: (person or project, attribute)
     pairs; distractor: people (one question each); redundancy: (project,
     topic) pairs; multi: the four templates' disjoint entity pools; cjk:
-    (person, fact) pairs. The count made is ``min(queries_per_type, capacity)``.
+    (person, fact) pairs; the release phenomena: ``release.release_capacity``. The
+    count made is ``min(queries_per_type, capacity)``.
     """
     b = Build(config)
     team = len(b.team)
@@ -51,6 +53,7 @@ def capacity(config: SynthConfig) -> dict[str, int]:
         "distractor": team,
         "multi": sum(len(p) for p in _multi_pools(b)),
         "cjk": len(fx.CJK_FACTS) * len(b.pools["cjk_team"]),
+        **release_capacity(config),
     }
 
 

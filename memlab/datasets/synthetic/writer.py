@@ -111,6 +111,17 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
         written.append(path)
         total += text.count("\n")
 
+    for day, (path, title) in b.files.items():
+        # Sections in the order their first note was added; no filler.
+        sections = tuple(dict.fromkeys(b.notes[ni][1] for ni in by_day.get(day, [])))
+        items: dict[str, list[str | int]] = {}
+        place(items, day)
+        text = _render([f"# {title}", ""], sections, items, b.notes, path, where)
+        (ws / path).parent.mkdir(parents=True, exist_ok=True)
+        (ws / path).write_text(text, encoding="utf-8", newline="\n")
+        written.append(path)
+        total += text.count("\n")
+
     mem: dict[str, list[str | int]] = {s: [] for s in lx.MEMORY_SECTIONS}
     for sec, lines in lx.MEMORY_STATIC.items():
         mem[sec].extend("- " + x for x in lines)
@@ -212,6 +223,7 @@ def generate(
         "lines": n_lines,
         "team_size": len(b.team),
         "negatives": "negatives.jsonl",
+        **b.info,
     }
     ds = Dataset("synthetic", out, {"default": ws}, queries, evidence, info)
     ds.save()
@@ -234,7 +246,8 @@ def load_negatives(root: str | Path) -> pd.DataFrame:
     """Lines that resemble evidence but are not: ``qid, path, start_line, end_line, kind, fact``.
 
     ``kind`` is ``"stale"`` (an earlier version of an updated fact) or
-    ``"distractor"`` (a sibling attribute of the same person). Raises
+    ``"distractor"`` (a sibling attribute of the same person), or one of the release
+    phenomena's (``"low-importance"``, ``"other-project"``, ``"transient"``). Raises
     ``FileNotFoundError`` when ``root/negatives.jsonl`` is missing.
     """
     path = Path(root).expanduser() / "negatives.jsonl"

