@@ -13,7 +13,7 @@ import difflib
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -442,14 +442,29 @@ def check_memory_search_keys(memory_search: Any, where: str = "memorySearch") ->
     (``difflib.get_close_matches``, cutoff 0.6) or, failing one, the valid keys there.
     """
     problems: list[str] = []
-    _check_node(memory_search, _KEY_TREE, where, problems)
+    check_key_tree(memory_search, _KEY_TREE, where, problems)
     if problems:
         raise ValueError(
             "; ".join(problems) + " (OpenClaw's memorySearch schema is strict: fix or remove it)"
         )
 
 
-def _check_node(node: Any, tree: dict[str, Any], where: str, problems: list[str]) -> None:
+def check_key_tree(
+    node: Any,
+    tree: Mapping[str, Any],
+    where: str,
+    problems: list[str],
+    *,
+    leaf_problem: Callable[[Any, Any], str | None] | None = None,
+    retired: Mapping[str, str] | None = None,
+) -> None:
+    """Append to ``problems`` what is wrong with ``node`` against a key tree: a dict
+    value is a nested object, anything else a leaf. ``node`` must be an object; an
+    unknown key is named by its full path with the nearest valid key at its level
+    (``difflib.get_close_matches``, cutoff 0.6) or, failing one, the valid keys there,
+    plus why it is gone when ``retired`` says so; a leaf other than None is checked by
+    ``leaf_problem(leaf, value)`` (a message, or None when the value fits). One
+    checker for OpenClaw's 2026-04 ``memorySearch`` and the release's ``memory.search``."""
     if not isinstance(node, Mapping):
         problems.append(f"{where} must be an object, got {json_kind(node)}")
         return
@@ -458,9 +473,16 @@ def _check_node(node: Any, tree: dict[str, Any], where: str, problems: list[str]
         if sub is ...:
             close = difflib.get_close_matches(str(key), list(tree), n=1, cutoff=0.6)
             hint = f"did you mean {close[0]}?" if close else f"valid keys: {', '.join(tree)}"
-            problems.append(f"unknown key {where}.{key} ({hint})")
-        elif sub is not None:
-            _check_node(value, sub, f"{where}.{key}", problems)
+            why = f"; {retired[key]}" if retired and key in retired else ""
+            problems.append(f"unknown key {where}.{key} ({hint}{why})")
+        elif isinstance(sub, Mapping):
+            check_key_tree(
+                value, sub, f"{where}.{key}", problems, leaf_problem=leaf_problem, retired=retired
+            )
+        elif sub is not None and leaf_problem is not None:
+            problem = leaf_problem(sub, value)
+            if problem:
+                problems.append(f"{where}.{key} {problem}, got {json_kind(value)}")
 
 
 def _object_or_empty(node: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:

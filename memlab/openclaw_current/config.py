@@ -12,7 +12,6 @@ where the release keeps its index (shown by ``memlab status``, never opened).
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memlab.config import json_kind
+from memlab.config import check_key_tree, json_kind
 from memlab.vocab import (
     CITATION_MODES,
     CONFIG_PROVIDERS,
@@ -140,32 +139,13 @@ def _leaf_problem(kind: str, value: Any) -> str | None:
     raise AssertionError(kind)
 
 
-def _check(node: Any, tree: dict[str, Any], where: str, problems: list[str]) -> None:
-    if not isinstance(node, Mapping):
-        problems.append(f"{where} must be an object, got {json_kind(node)}")
-        return
-    for key, value in node.items():
-        sub = tree.get(key, ...) if isinstance(key, str) else ...
-        if sub is ...:
-            close = difflib.get_close_matches(str(key), list(tree), n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]}?" if close else f"valid keys: {', '.join(tree)}"
-            why = f"; {RETIRED[key]}" if key in RETIRED else ""
-            problems.append(f"unknown key {where}.{key} ({hint}{why})")
-        elif isinstance(sub, dict):
-            _check(value, sub, f"{where}.{key}", problems)
-        else:
-            problem = _leaf_problem(sub, value)
-            if problem:
-                problems.append(f"{where}.{key} {problem}, got {json_kind(value)}")
-
-
 def check_search_keys(search: Any, where: str = "memory.search") -> None:
     """Raise ``ValueError`` unless ``search`` fits the release's strict ``memory.search``
     schema (:data:`SCHEMA`): every unknown key named by its full path with the nearest
     valid key at its level (``difflib``, cutoff 0.6) or the valid keys there, and why a
     retired key is gone; every value of the wrong type named with its key."""
     problems: list[str] = []
-    _check(search, SCHEMA, where, problems)
+    check_key_tree(search, SCHEMA, where, problems, leaf_problem=_leaf_problem, retired=RETIRED)
     if problems:
         raise ValueError(
             "; ".join(problems) + " (OpenClaw 2026.9.6's memory.search schema is strict)"
