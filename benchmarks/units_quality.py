@@ -41,23 +41,36 @@ from benchmarks._common import log, parser, print_table, report
 from benchmarks.locomo_quality import split as locomo_split
 from memlab.eval.lab import Lab, default_lab_index_dir
 from memlab.pipeline import Pipeline
-from memlab.presets import memlab_best, preset
+from memlab.presets import TURN_CONTEXT_OFF, preset
+from memlab.presets import memlab_best as current_memlab_best
 
 METRICS = ["recall@5", "recall@10", "ndcg@10"]
-BEAM_TUNE_CHATS = (1, 3, 5, 7, 9)
 NEIGHBOR_GRID = [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]
 # "[m57] User: ..." / "[D1:3] Caroline: ...": an optional id in brackets, then the speaker.
 SPEAKER = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\[\]#]{1,40}?):\s")
 ROLE_NAMES = frozenset({"user", "assistant"})
 
 
+def memlab_best(**overrides: Any) -> Pipeline:
+    """``memlab-best`` as this study measured it (issue 17's first round, docs/quality.md):
+    one-step neighbours 0.5 / 0.3, no file context, the shape rule off unless an override
+    switches it on. Pinned here so the study's figures do not move when the preset does
+    (today's preset adds the ±2 window and file context: ``benchmarks/transfer_ideas.py``)."""
+    study = {
+        "neighbor_prev": 0.5,
+        "neighbor_next": 0.3,
+        **TURN_CONTEXT_OFF,
+        "neighbor_shape": "off",
+    }
+    return current_memlab_best(**{**study, **overrides})
+
+
 def beam_split(ds: Any) -> tuple[list[str], list[str]]:
-    """Tune / report qids of BEAM with evidence, by conversation (chat number odd / even)."""
-    q = ds.queries[ds.queries["qid"].isin(set(ds.evidence["qid"]))]
-    chat = q["group"].str.rsplit("-", n=1).str[-1].astype(int)
-    tune = q["qid"][chat.isin(BEAM_TUNE_CHATS)].tolist()
-    report_ = q["qid"][~chat.isin(BEAM_TUNE_CHATS)].tolist()
-    return tune, report_
+    """Tune / report qids of BEAM with evidence, by conversation (chat number odd / even:
+    `memlab.eval.protocol.conversation_halves`)."""
+    from memlab.eval.protocol import conversation_halves
+
+    return conversation_halves(ds)
 
 
 def datasets() -> dict[str, tuple[Any, list[str], list[str]]]:
@@ -324,7 +337,7 @@ def main() -> int:
     out: dict[str, Any] = {
         "split": {
             "locomo": "memlab-best's: split_queries(0.5, seed=0, strata=category)",
-            "beam": f"by chat: tune {BEAM_TUNE_CHATS}, report the others",
+            "beam": "by chat (memlab.eval.protocol.conversation_halves): odd chats tune, even report",
             **{f"{k} tune/report": [len(v[1]), len(v[2])] for k, v in sets.items()},
         }
     }

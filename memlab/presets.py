@@ -27,6 +27,7 @@ __all__ = [
     "LAB_KEYWORD_MODE",
     "PRESETS",
     "PRESET_ALIASES",
+    "TURN_CONTEXT_OFF",
     "bm25_only",
     "from_config",
     "memlab_best",
@@ -141,14 +142,21 @@ def memlab_best(**overrides: Any) -> Pipeline:
     keyword query over non-stop-words on a porter-stemmed FTS5 index; each leg
     z-scored over the query's candidates (keyword leg: |bm25| of the chunks
     it matched; vector leg: cosine); ``0.6·z(vector) + 0.4·z(keyword)``, a
-    chunk one leg missed getting 0 (that leg's mean) there; neighbour context
-    0.5 (previous chunk) / 0.3 (next chunk) in conversations between named people,
-    and in a user–assistant file (``neighbor_shape="roles"``, read from the speaker
+    chunk one leg missed getting 0 (that leg's mean) there; neighbour context in
+    conversations between named people: the sum (``neighbor_agg="sum"``) of the
+    positive terms 0.3 × the previous chunk, 0.3 × the next, 0.3 × the one two
+    before and 0.1 × the one two after (``neighbor_prev2`` / ``neighbor_next2``);
+    in a user–assistant file (``neighbor_shape="roles"``, read from the speaker
     labels of the lines, never from a data set's name: ``memlab.stages.shape``) a
     User line adds its reply's score (weight 1.0), an Assistant line nothing —
-    chosen on BEAM's tune chats, identical on LoCoMo (docs/quality.md);
-    heading-only chunks dropped; no score threshold (z-scores are negative below
-    the mean, so ``min_score`` is −10⁶), no decay, no MMR.
+    chosen on BEAM's tune chats, identical on LoCoMo (docs/quality.md); file
+    context (``file_context=1.0``, ``memlab.stages.file_context``): every chunk
+    adds its file's best pre-neighbour score, the session heading included (a
+    LoCoMo daily file is one session, a BEAM log one batch) — window and file
+    context chosen on LoCoMo's question-split tune half and BEAM's odd chats
+    (``benchmarks/transfer_ideas.py``); heading-only chunks dropped; no score
+    threshold (z-scores are negative below the mean, so ``min_score`` is −10⁶),
+    no decay, no MMR.
     """
     p = Pipeline(
         name="memlab-best",
@@ -164,12 +172,31 @@ def memlab_best(**overrides: Any) -> Pipeline:
         text_source="bm25",
         text_norm="zscore",
         vector_norm="zscore",
-        neighbor_prev=0.5,
+        neighbor_prev=0.3,
         neighbor_next=0.3,
         drop_headings=True,
         fts_tokenizer="porter",
-    ).replace(neighbor_shape="roles", neighbor_user_next=1.0, neighbor_assistant_prev=0.0)
+    ).replace(
+        neighbor_shape="roles",
+        neighbor_user_next=1.0,
+        neighbor_assistant_prev=0.0,
+        neighbor_prev2=0.3,
+        neighbor_next2=0.1,
+        neighbor_agg="sum",
+        file_context=1.0,
+    )
     return p.replace(**overrides) if overrides else p
+
+
+# memlab-best's turn-level neighbour window and file context switched off (the one-step
+# rule of before): memlab-best-chunk keeps them off — at chunk level they lowered LoCoMo's
+# tune recall@6 (0.874 → 0.864, benchmarks/transfer_ideas.py, part "chunk").
+TURN_CONTEXT_OFF: dict[str, Any] = {
+    "neighbor_prev2": 0.0,
+    "neighbor_next2": 0.0,
+    "neighbor_agg": "max",
+    "file_context": 0.0,
+}
 
 
 def memlab_best_chunk(**overrides: Any) -> Pipeline:
@@ -193,6 +220,7 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
         neighbor_prev=0.3,
         neighbor_next=0.3,
         neighbor_shape="off",
+        **TURN_CONTEXT_OFF,
     )
     return p.replace(**overrides) if overrides else p
 

@@ -90,6 +90,8 @@ DECAY_KINDS: tuple[str, ...] = ("exponential", "qmd")
 MMR_KINDS: tuple[str, ...] = ("off", "jaccard", "embedding", "openclaw-current")
 # Neighbour rules by conversation shape (memlab.stages.context, memlab.stages.shape).
 NEIGHBOR_SHAPES: tuple[str, ...] = ("off", "roles")
+# How the neighbour stage combines its terms (memlab.stages.context: the largest, or all).
+NEIGHBOR_AGGS: tuple[str, ...] = ("max", "sum")
 # Ordering + selection rules of the selection stage (memlab.stages.current).
 SELECTION_RULES: tuple[str, ...] = ("openclaw", "openclaw-current")
 CITATION_MODES: tuple[str, ...] = ("auto", "on", "off")

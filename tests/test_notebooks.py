@@ -24,11 +24,14 @@ NOTEBOOKS = [
     "05_locomo",
     "06_chunking",
     "07_openclaw_releases",
+    "08_transfer",
 ]
 # Committed outputs must stay small (they are diffs in review), and 05's must be empty:
 # its outputs would quote LoCoMo, which is licensed CC BY-NC and never copied into the repo.
 MAX_NOTEBOOK_BYTES = 1_500_000
 NO_OUTPUTS = {"05_locomo"}
+# Read LoCoMo (and 08 BEAM too) from ../shared; each prints "… not found" and skips when absent.
+NEEDS_LOCOMO = {"05_locomo", "08_transfer"}
 CELL_TIMEOUT = 900
 
 
@@ -107,21 +110,30 @@ def _text_outputs(nb: object) -> str:
 @pytest.mark.model
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.locomo) if n == "05_locomo" else n for n in NOTEBOOKS],
+    [pytest.param(n, marks=pytest.mark.locomo) if n in NEEDS_LOCOMO else n for n in NOTEBOOKS],
 )
 def test_notebook_executes(name: str) -> None:
     nb, seconds = _execute(name)
     text = _text_outputs(nb)
-    assert "notebook run time:" in text or "LoCoMo not found" in text
+    assert "notebook run time:" in text or " not found (looked for" in text
     print(f"{name}: {seconds:.0f} s")
 
 
 @pytest.mark.slow
-def test_locomo_notebook_skips_cleanly_without_the_data(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize(
+    ("name", "variable", "absent"),
+    [
+        ("05_locomo", "MEMLAB_LOCOMO", "absent.json"),
+        ("08_transfer", "MEMLAB_LOCOMO", "absent.json"),
+        ("08_transfer", "MEMLAB_BEAM", "absent-beam"),
+    ],
+)
+def test_data_notebooks_skip_cleanly_without_the_data(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str, variable: str, absent: str
 ) -> None:
-    monkeypatch.setenv("MEMLAB_LOCOMO", str(tmp_path / "absent.json"))
-    nb, _ = _execute("05_locomo")
+    monkeypatch.setenv(variable, str(tmp_path / absent))
+    nb, _ = _execute(name)
     text = _text_outputs(nb)
-    assert "LoCoMo not found" in text
+    said = "LoCoMo not found" if variable == "MEMLAB_LOCOMO" else "BEAM not found"
+    assert said in text
     assert "notebook run time" not in text

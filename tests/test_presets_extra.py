@@ -18,6 +18,7 @@ from memlab.eval.lab import PresetLab
 from memlab.eval.sweep import sweep
 from memlab.index import ChunkTable, MemoryIndex
 from memlab.pipeline import PRESETS, Pipeline, preset
+from memlab.presets import TURN_CONTEXT_OFF
 from memlab.presets_extra import (
     ContextPipeline,
     heading_chunks,
@@ -139,7 +140,9 @@ def test_neighbor_scores_matches_brute_force() -> None:
 
 
 def test_context_stage_adds_weighted_neighbour_score(index: MemoryIndex) -> None:
-    base = memlab_best(neighbor_prev=0.0, neighbor_next=0.0, drop_headings=False)
+    base = memlab_best(
+        neighbor_prev=0.0, neighbor_next=0.0, drop_headings=False, **TURN_CONTEXT_OFF
+    )
     ctx = base.replace(neighbor_prev=0.5, neighbor_next=0.25)
     cs = ctx.retrieve(index, ["adopt grey kitten"], depth=50)
     f0 = base.scores(cs)["final"][0]
@@ -269,6 +272,6 @@ def test_sweep_of_the_preset_scores_every_setting_through_its_stages(dataset: Da
     res = sweep(lab, base, {"vector_weight": [0.2, 0.8]}, ["recall@5"])
     lc = lab.candidates_for([base])[base.name]
     for w in (0.2, 0.8):
-        s = base.replace(vector_weight=w).at_k(5)
+        s = base.replace(vector_weight=w, text_weight=1.0 - w).at_k(5)  # the sweep couples them
         got = res.table.loc[res.table["vector_weight"] == w, "mean"].item()
         assert got == pytest.approx(float(np.nanmean(lc.score(s, ["recall@5"])["recall@5"])))

@@ -220,11 +220,12 @@ def test_explain_terms_add_up_for_memlab_best(small_workspace: Path) -> None:
     assert set(ex["fate"]) <= {"returned", "dropped"}
     scored = ex[ex["score"].notna()]
     total = (scored["vector_term"] + scored["text_term"] + scored["other"]) * scored["decay"]
-    np.testing.assert_allclose(total + scored["neighbor"], scored["score"], atol=1e-12)
+    total = total + scored["neighbor"] + scored["file_context"]  # memlab-best's two context terms
+    np.testing.assert_allclose(total, scored["score"], atol=1e-12)
     assert (scored["neighbor"] > 0).any()  # the context term is there and counted
     wv, wt = ex.attrs["weights"]
     assert ex.attrs["formula"].startswith(f"fused = {wv:.3f}·vector_norm + {wt:.3f}·text_norm")
-    assert ex.attrs["formula"].endswith("+ neighbor")
+    assert ex.attrs["formula"].endswith("+ neighbor + file_context")
     # The returned rows are exactly the ranking's results, with its scores.
     frame = p.run(cs)
     assert "neighbor" in frame.columns
@@ -239,7 +240,13 @@ def test_explain_terms_add_up_for_memlab_best(small_workspace: Path) -> None:
     )  # fmt: skip
     header = next(ln for ln in out.splitlines() if ln.startswith("#  vector_score"))
     assert code == 0 and "+ neighbor" in out
-    assert header.split()[-4:] == ["neighbor", "score", "mmr_position", "selected_by"]
+    assert header.split()[-5:] == [
+        "neighbor",
+        "file_context",
+        "score",
+        "mmr_position",
+        "selected_by",
+    ]
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ def test_explain_reproduces_every_score_of_every_preset(index: MemoryIndex, name
     assert_explain_adds_up(p, ex, ranking_frame(cs, r))  # the same ranking: decay's clock
     assert set(r.stage) <= set(STAGE_ARRAYS)  # every array the stages wrote is declared
     if p.neighbor_prev or p.neighbor_next:
-        assert ex.attrs["formula"].endswith("+ neighbor")
+        assert "+ neighbor" in ex.attrs["formula"]
         assert (ex["neighbor"].fillna(0) > 0).any()
     assert_other_is_only_what_the_fusion_adds(p, ex, r.mode)
 
@@ -121,7 +121,7 @@ def test_active_stages_name_what_each_system_runs() -> None:
     # OpenClaw's vector-only path skips decay and MMR unless rerank_vector_only.
     assert "decay" not in preset("openclaw", decay="exact").active_stages("vector")
     best = preset("memlab-best").active_stages()
-    assert best[-3:] == ("neighbor", "headings", "selection")
+    assert best[-4:] == ("neighbor", "file_context", "headings", "selection")
     assert [s.name for s in STAGES][:3] == ["legs", "normalize", "fusion"]
 
 
@@ -208,7 +208,7 @@ def test_a_registered_stage_is_a_parameter_in_scores_explain_and_repr(index) -> 
         np.testing.assert_array_equal(after["final"], before["final"] * after["length"])
         assert (after["length"][after["valid"]] < 1).any()
         ex = explain(p, cs)
-        assert ex.attrs["formula"].endswith("score = (fused + neighbor) × length")
+        assert ex.attrs["formula"].endswith("score = (fused + neighbor + file_context) × length")
         assert_explain_adds_up(p, ex, p.run(cs))
         assert "length" in p.run(cs).columns
     assert "length_prior" not in stage_param_defaults() and "length" not in STAGE_ARRAYS

@@ -125,11 +125,18 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def test_roles_rule_by_hand(index: Any) -> None:
-    from memlab.presets import memlab_best
+    from memlab.presets import TURN_CONTEXT_OFF, memlab_best
     from memlab.stages.context import neighbor_positions
 
-    plain = memlab_best(neighbor_prev=0.0, neighbor_next=0.0)
-    roles = memlab_best(neighbor_shape="roles", neighbor_user_next=0.8, neighbor_assistant_prev=0.2)
+    plain = memlab_best(neighbor_prev=0.0, neighbor_next=0.0, **TURN_CONTEXT_OFF)
+    roles = memlab_best(
+        neighbor_shape="roles",
+        neighbor_user_next=0.8,
+        neighbor_assistant_prev=0.2,
+        neighbor_prev=0.5,
+        neighbor_next=0.3,
+        **TURN_CONTEXT_OFF,
+    )
     cs = roles.retrieve(index, ["gateway crashing upgrade"], depth=50)
     f0 = plain.scores(cs)["final"][0]
     got = roles.scores(cs)["final"][0]
@@ -145,7 +152,7 @@ def test_roles_rule_by_hand(index: Any) -> None:
             want = f0[j] + max(0.8 * fn, 0.0)
         elif "Assistant:" in t:
             want = f0[j] + max(0.2 * fp, 0.0)
-        else:  # a named speaker's file keeps memlab-best's 0.5 / 0.3
+        else:  # a named speaker's file keeps the prev / next rule (0.5 / 0.3 here)
             want = f0[j] + max(0.5 * fp, 0.3 * fn, 0.0)
         assert got[j] == pytest.approx(want)
         checked.add(speaker_role(t))

@@ -10,7 +10,7 @@ meaning and its column in the results frame (``memlab.pipeline.explain``), so th
 stage dict, the results frame, explain and the plots use one name per array.
 
 Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
-→ project → neighbor → headings → exact_tiers | mmr → selection (the stages of
+→ project → neighbor → file_context → headings → exact_tiers | mmr → selection (the stages of
 OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter is set).
 ``Pipeline.active_stages(mode)`` names those a system runs;
 the fast sweep (``memlab.eval.fastsweep``) reads it to decide whether it can
@@ -34,6 +34,7 @@ import numpy as np
 
 from memlab.stages.context import (
     NEIGHBOR_SHAPE_PARAMS,
+    NEIGHBOR_WINDOW_PARAMS,
     check_neighbor_shape,
     headings_stage,
     neighbor_active,
@@ -47,6 +48,12 @@ from memlab.stages.current import (
     project_stage,
 )
 from memlab.stages.decay import decay_stage
+from memlab.stages.file_context import (
+    FILE_CONTEXT_PARAMS,
+    check_file_context,
+    file_context_active,
+    file_context_stage,
+)
 from memlab.stages.legs import fusion_stage, legs_stage, normalize_stage
 
 if TYPE_CHECKING:
@@ -189,9 +196,24 @@ _BUILTIN: tuple[Stage, ...] = (
         neighbor_stage,
         neighbor_active,
         ("neighbor", "final"),
-        params=NEIGHBOR_SHAPE_PARAMS,
+        params={**NEIGHBOR_SHAPE_PARAMS, **NEIGHBOR_WINDOW_PARAMS},
         check=check_neighbor_shape,
         term=("neighbor", "+"),
+    ),
+    Stage(
+        "file_context",
+        file_context_stage,
+        file_context_active,
+        ("file_context", "final"),
+        arrays={
+            "file_context": ArrayInfo(
+                "file context term: weight × the best pre-neighbour score in the file",
+                "file_context",
+            )
+        },
+        params=FILE_CONTEXT_PARAMS,
+        check=check_file_context,
+        term=("file_context", "+"),
     ),
     Stage(
         "headings",

@@ -10,7 +10,10 @@
    Assistant) the rule is by role instead: a User line adds
    ``neighbor_user_next · F(next line)`` (the reply), an Assistant line
    ``neighbor_assistant_prev · F(previous line)`` (the request); files of named
-   speakers keep the prev/next rule. Off by default.
+   speakers keep the prev/next rule. Off by default. A wider window
+   (``neighbor_prev2`` / ``neighbor_next2``, weights in [0, 1] of the chunks two
+   before / two after, never in a user–assistant file under ``roles``) and
+   ``neighbor_agg="sum"`` (add every positive term instead of the largest) widen it.
 2. ``headings`` (``Pipeline.drop_headings``): a chunk made only of Markdown
    heading lines (a session's ``## Session 3 — date`` line) is not a result,
    though it still lent its score to its neighbours (it runs after ``neighbor``).
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memlab.stages.shape import ROLE_ASSISTANT, ROLE_USER, chunk_roles, user_assistant_files
-from memlab.vocab import NEIGHBOR_SHAPES
+from memlab.vocab import NEIGHBOR_AGGS, NEIGHBOR_SHAPES
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HEADING_LINE",
     "NEIGHBOR_SHAPE_PARAMS",
+    "NEIGHBOR_WINDOW_PARAMS",
     "check_neighbor_shape",
     "heading_chunks",
     "headings_stage",
@@ -47,6 +51,7 @@ __all__ = [
     "neighbor_scores",
     "neighbor_stage",
     "role_weights",
+    "second_neighbors",
 ]
 
 # An ATX Markdown heading line: up to 3 spaces, 1-6 '#', then a space, a tab or the end.
@@ -58,20 +63,32 @@ NEIGHBOR_SHAPE_PARAMS = {
     "neighbor_user_next": 1.0,
     "neighbor_assistant_prev": 0.0,
 }
+# The wider window: weights of the chunks two before / after, and how the terms combine.
+# The defaults give the one-step rule bit for bit.
+NEIGHBOR_WINDOW_PARAMS = {"neighbor_prev2": 0.0, "neighbor_next2": 0.0, "neighbor_agg": "max"}
 
 
 def check_neighbor_shape(name: str, value: object) -> None:
-    """``neighbor_shape`` one of ``NEIGHBOR_SHAPES``; the two role weights in [0, 1]."""
-    if name == "neighbor_shape":
-        if value not in NEIGHBOR_SHAPES:
-            raise ValueError(f"{name} must be one of {', '.join(NEIGHBOR_SHAPES)}, got {value!r}")
+    """``neighbor_shape`` one of ``NEIGHBOR_SHAPES``, ``neighbor_agg`` one of
+    ``NEIGHBOR_AGGS``; the role and second-neighbour weights in [0, 1]."""
+    if name in ("neighbor_shape", "neighbor_agg"):
+        allowed = NEIGHBOR_SHAPES if name == "neighbor_shape" else NEIGHBOR_AGGS
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise ValueError(f"{name} must be in [0, 1], got {value!r}")
 
 
 def neighbor_active(p: Pipeline, mode: str) -> bool:
-    """The neighbour stage runs when a prev/next weight is > 0 or the shape rule is on."""
-    return p.neighbor_prev > 0 or p.neighbor_next > 0 or p.neighbor_shape != "off"
+    """The neighbour stage runs when a prev/next weight (one or two steps) is > 0 or the
+    shape rule is on."""
+    return (
+        p.neighbor_prev > 0
+        or p.neighbor_next > 0
+        or p.neighbor_shape != "off"
+        or p.neighbor_prev2 > 0
+        or p.neighbor_next2 > 0
+    )
 
 
 def neighbor_positions(
@@ -181,7 +198,13 @@ def neighbor_stage(
     with the term ``max(wp · F(prev), wn · F(next), 0)``: ``wp, wn`` = ``neighbor_prev``,
     ``neighbor_next``, except with ``neighbor_shape="roles"`` in a user–assistant file, where
     ``(0, neighbor_user_next)`` for a User line, ``(neighbor_assistant_prev, 0)`` for an
-    Assistant line and ``(0, 0)`` for an unlabelled one."""
+    Assistant line and ``(0, 0)`` for an unlabelled one.
+
+    The window: ``wp2 · F(prev of prev)`` and ``wn2 · F(next of next)`` (``neighbor_prev2``,
+    ``neighbor_next2``; 0 in a user–assistant file under ``roles``) join the terms when a
+    weight is > 0; ``neighbor_agg="sum"`` makes the term ``Σ max(w · F(neighbour), 0)``
+    over the terms instead of their maximum (and 0). A neighbour that is no candidate
+    counts 0."""
     valid, final = st["valid"], st["final"]
     term = np.zeros(final.shape, dtype=np.float64)
     if valid.any():
@@ -192,9 +215,31 @@ def neighbor_stage(
         wp, wn = p.neighbor_prev, p.neighbor_next
         if p.neighbor_shape == "roles":
             wp, wn = role_weights(p, cs)
-        term = np.maximum(np.maximum(wp * fp, wn * fn), 0.0)
+        terms = [wp * fp, wn * fn]
+        if p.neighbor_prev2 > 0 or p.neighbor_next2 > 0:
+            wp2, wn2 = p.neighbor_prev2, p.neighbor_next2
+            if p.neighbor_shape == "roles":
+                named = ~user_assistant_files(cs)[np.maximum(cs.pos, 0)]
+                wp2, wn2 = np.where(named, wp2, 0.0), np.where(named, wn2, 0.0)
+            prev2, nxt2 = second_neighbors(prev), second_neighbors(nxt)
+            terms += [
+                wp2 * neighbor_scores(cs.pos, final, valid, prev2, n),
+                wn2 * neighbor_scores(cs.pos, final, valid, nxt2, n),
+            ]
+        if p.neighbor_agg == "sum":
+            term = np.sum([np.maximum(t, 0.0) for t in terms], axis=0)
+        elif len(terms) == 2:  # the one-step rule, as it always was
+            term = np.maximum(np.maximum(terms[0], terms[1]), 0.0)
+        else:
+            term = np.maximum(np.max(terms, axis=0), 0.0)
         final = np.where(valid, final + term, np.nan)
     return {"neighbor": np.where(valid, term, np.nan), "final": final}
+
+
+def second_neighbors(neighbor: np.ndarray) -> np.ndarray:
+    """The neighbour of each chunk's neighbour (a map of `neighbor_positions` applied
+    twice): [N], −1 where either step has none."""
+    return np.where(neighbor >= 0, neighbor[np.maximum(neighbor, 0)], -1)
 
 
 def role_weights(p: Pipeline, cs: CandidateSet) -> tuple[np.ndarray, np.ndarray]:
@@ -212,7 +257,8 @@ def headings_stage(
     p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``heading_only`` (the candidates removed), and ``valid``, ``final``, ``has_vec``,
-    ``has_text`` without them (``neighbor``, if present, too: NaN where not valid)."""
+    ``has_text`` without them (``neighbor`` and ``file_context``, if present, too: NaN
+    where not valid)."""
     valid, final = st["valid"], st["final"]
     if not valid.any():
         return {"heading_only": np.zeros(final.shape, dtype=bool)}
@@ -225,6 +271,7 @@ def headings_stage(
         "has_vec": st["has_vec"] & valid,
         "has_text": st["has_text"] & valid,
     }
-    if "neighbor" in st:
-        out["neighbor"] = np.where(valid, st["neighbor"], np.nan)
+    for key in ("neighbor", "file_context"):  # the added terms of the stages before it
+        if key in st:
+            out[key] = np.where(valid, st[key], np.nan)
     return out
