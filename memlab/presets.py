@@ -150,7 +150,8 @@ def memlab_best(**overrides: Any) -> Pipeline:
     labels of the lines, never from a data set's name: ``memlab.stages.shape``) a
     User line adds its reply's score (weight 1.0), an Assistant line nothing —
     chosen on BEAM's tune chats, identical on LoCoMo (docs/quality.md); file
-    context (``file_context=1.0``, ``memlab.stages.file_context``): every chunk
+    context (``file_context=1.0``, ``memlab.stages.file_context``): in a conversation
+    file (at least half of its lines speaker-labelled, ``memlab.stages.shape``) every chunk
     adds its file's best pre-neighbour score, the session heading included (a
     LoCoMo daily file is one session, a BEAM log one batch) — window and file
     context chosen on LoCoMo's question-split tune half and BEAM's odd chats

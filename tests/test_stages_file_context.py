@@ -290,3 +290,42 @@ def test_file_ids_keep_segments_apart_and_ignore_nan() -> None:
     np.testing.assert_array_equal(best, [[0.4, 0.4, 0.9, 0.7]])
     all_nan = file_best(pos, np.array([[np.nan, np.nan, 0.9, 0.7]]), np.ones((1, n), bool), f)
     assert np.isnan(all_nan[0, :2]).all() and all_nan[0, 2] == 0.9
+
+
+def test_file_context_only_in_conversations(tmp_path: Any) -> None:
+    """A curated MEMORY.md (its "- Hana: ..." list items are notes, not speaker lines) and a
+    log of notes get no file context; a transcript (speaker labels on at least half of its
+    lines) gets it. Without the rule every
+    chunk of MEMORY.md would share its best chunk's score."""
+    from memlab.chunking import ChunkerConfig
+    from memlab.embed import HashingEmbedder
+    from memlab.index import MemoryIndex
+    from memlab.presets import memlab_best
+    from memlab.stages.shape import conversation_files
+
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "MEMORY.md").write_text(
+        "# Facts\n- Hana: owns the deploy key vault\n- Ben: rotates the deploy key\n- Lunch is at noon.\n"
+    )
+    # One labelled line of three: a note that happens to read "Decision: ..." is not a chat.
+    (tmp_path / "memory" / "2024-03-15.md").write_text(
+        "- rotated the deploy key\nDecision: keep the vault\n- lunch with Sam\n"
+    )
+    (tmp_path / "memory" / "2024-03-16.md").write_text(
+        "## Session 1\n[D1:1] Ana: did you rotate the deploy key?\n[D1:2] Ben: yes, in the vault\n"
+    )
+    idx = MemoryIndex(
+        tmp_path, db_path=tmp_path / "i.sqlite", embedder=HashingEmbedder(dimensions=64),
+        chunker=ChunkerConfig("line"), progress=False,
+    )  # fmt: skip
+    idx.sync()
+    on = memlab_best(drop_headings=False)
+    cs = on.retrieve(idx, "deploy key vault", depth=50)
+    conv = conversation_files(cs)
+    paths = cs.table.paths
+    assert {str(paths[i]) for i in np.flatnonzero(conv)} == {"memory/2024-03-16.md"}
+    term = on.scores(cs)["file_context"][0]
+    for j, p in enumerate(cs.pos[0]):
+        if p < 0 or np.isnan(term[j]):
+            continue
+        assert (term[j] != 0.0) == (str(paths[p]) == "memory/2024-03-16.md"), paths[p]

@@ -11,11 +11,13 @@ term (``final − neighbor``; fused × decay × the boosts),
 so a turn in the session that matches the question best is ranked above an equally
 scored turn of a session that matches it nowhere else (hierarchical retrieval, with
 the file as the session: a daily file holds one date's sessions — on LoCoMo dev one
-session each, no two share a date — and a BEAM daily log one date's batches). Measured
-only where a file is a day of conversation: in one large curated ``MEMORY.md`` every
-chunk would share the best chunk's score (the synthetic corpora's pinned figures move by
-under a point, ``benchmarks/baseline.json``). A file is a path within one segment of the table (the indexes of
-a lab's merged table never share a file). A heading-only chunk (``## Session 3 — 8 May,
+session each, no two share a date — and a BEAM daily log one date's batches). Only a
+conversation's file is a session: the term is added in files where at least half of the
+chunks carry a speaker label (``memlab.stages.shape.conversation_files``) and is 0
+elsewhere — in a curated ``MEMORY.md`` or a log of notes every chunk would otherwise
+share the best chunk's score (measured on the synthetic workspaces: docs/quality.md). A
+file is a path within one segment of the table (``memlab.stages.shape.file_ids``: the
+indexes of a lab's merged table never share a file). A heading-only chunk (``## Session 3 — 8 May,
 2023``) still counts for its file's maximum — it is what a session's date or title
 matches — and the heading filter after this stage removes it from the results
 (measured both ways in ``benchmarks/transfer_ideas.py``). Engine layer.
@@ -29,9 +31,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memlab.stages.shape import conversation_files, file_ids
+
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
-    from memlab.index import ChunkTable
     from memlab.pipeline import Pipeline
 
 __all__ = [
@@ -60,21 +63,6 @@ def check_file_context(name: str, value: object) -> None:
 def file_context_active(p: Pipeline, mode: str) -> bool:
     """The stage runs when its weight is > 0."""
     return p.file_context > 0
-
-
-def file_ids(table: ChunkTable) -> np.ndarray:
-    """A file number per chunk: int64 [N], equal for two chunks exactly when they share a
-    path and a segment (``ChunkTable.segments``; none = one index). Cached on the table."""
-
-    def compute(t: ChunkTable) -> np.ndarray:
-        n = len(t)
-        if n == 0:
-            return np.zeros(0, dtype=np.int64)
-        seg = np.zeros(n, dtype=np.int64) if t.segments is None else np.asarray(t.segments)
-        keys = np.array([f"{s}\0{p}" for s, p in zip(seg.tolist(), list(t.paths), strict=True)])
-        return np.unique(keys, return_inverse=True)[1].astype(np.int64)
-
-    return table.derived("file_ids", compute)
 
 
 def file_best(
@@ -108,6 +96,9 @@ def file_context_stage(
     base = final - np.nan_to_num(st["neighbor"], nan=0.0) if "neighbor" in st else final
     if not valid.any():
         return {"file_context": np.full(final.shape, np.nan)}
-    best = file_best(np.maximum(cs.pos, 0), base, valid, file_ids(cs.table))
-    term = np.where(valid, p.file_context * best, np.nan)
+    pos = np.maximum(cs.pos, 0)
+    best = file_best(pos, base, valid, file_ids(cs.table))
+    # Only a conversation's file is a session; elsewhere (MEMORY.md, notes) the term is 0.
+    in_conversation = conversation_files(cs)[pos]
+    term = np.where(valid, np.where(in_conversation, p.file_context * best, 0.0), np.nan)
     return {"file_context": term, "final": np.where(valid, final + term, np.nan)}

@@ -5,8 +5,10 @@ bracketed id, then a speaker label and a colon. The shape of a file is
 ``user-assistant`` when every labelled chunk's speaker is ``User`` or ``Assistant``
 (any case), ``named`` when a chunk names another speaker, and ``none`` when no chunk
 has a label. Nothing here reads a data set's name: the same workspace gives the same
-shape wherever it comes from. Engine layer; used by the neighbour stage
-(``memlab.stages.context``) when ``neighbor_shape`` is on.
+shape wherever it comes from. A file is a *conversation* (`conversation_files`) when
+at least half of its chunks carry a speaker label. Engine layer; used by the neighbour
+stage (``memlab.stages.context``) when ``neighbor_shape`` is on and by the file-context
+stage (``memlab.stages.file_context``), which runs only in conversations.
 """
 
 from __future__ import annotations
@@ -18,15 +20,20 @@ import numpy as np
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
+    from memlab.store.table import ChunkTable
 
 __all__ = [
+    "NOTE_LINE",
     "ROLE_ASSISTANT",
     "ROLE_NAMED",
     "ROLE_NONE",
     "ROLE_USER",
     "SPEAKER_LINE",
     "chunk_roles",
+    "conversation_files",
+    "file_ids",
     "speaker_role",
+    "transcript_line",
     "user_assistant_files",
 ]
 
@@ -48,6 +55,18 @@ def speaker_role(text: str) -> int:
     return _ROLE_WORDS.get(m.group(1).strip().lower(), ROLE_NAMED)
 
 
+# A Markdown list item or quote ("- Hana: backend lead", "1. Step: ...", "> Note: ...") is a
+# note that happens to hold a colon, never a line of a transcript.
+NOTE_LINE = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s")
+
+
+def transcript_line(text: str) -> bool:
+    """Whether a chunk's first non-blank line is a transcript line: a speaker label
+    (`SPEAKER_LINE`) that does not start a Markdown list item or quote (`NOTE_LINE`)."""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    return SPEAKER_LINE.match(first) is not None and NOTE_LINE.match(first) is None
+
+
 def chunk_roles(cs: CandidateSet) -> np.ndarray:
     """``speaker_role`` of every chunk of the candidate set's table: int8 [N]. Reads every
     chunk's text once per table (cached on it)."""
@@ -60,6 +79,44 @@ def chunk_roles(cs: CandidateSet) -> np.ndarray:
     return cs.table.derived("speaker_roles", compute)
 
 
+def file_ids(table: ChunkTable) -> np.ndarray:
+    """A file number per chunk: int64 [N], equal for two chunks exactly when they share a
+    path and a segment (``ChunkTable.segments``; none = one index): chunks of two merged
+    indexes never share a file. Cached on the table."""
+
+    def compute(t: ChunkTable) -> np.ndarray:
+        n = len(t)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        seg = np.zeros(n, dtype=np.int64) if t.segments is None else np.asarray(t.segments)
+        keys = np.array([f"{s}\0{p}" for s, p in zip(seg.tolist(), list(t.paths), strict=True)])
+        return np.unique(keys, return_inverse=True)[1].astype(np.int64)
+
+    return table.derived("file_ids", compute)
+
+
+def conversation_files(cs: CandidateSet) -> np.ndarray:
+    """Whether each chunk's file is a conversation transcript: bool [N]. A file is one when
+    ``transcript chunks ≥ chunks / 2`` — at least half of its chunks start with a
+    `transcript_line` (a speaker label, not a list item); a session heading or two do not
+    change that, while a curated ``MEMORY.md`` or a log of notes (``- Hana: backend
+    lead`` is a list item) is not a conversation. Reads every chunk's text once per
+    table (cached on it)."""
+
+    def compute(table: object) -> np.ndarray:
+        t = cs.table
+        n = len(t)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        fid = file_ids(t)
+        lines = np.array([transcript_line(x) for x in cs.texts(np.arange(n))], dtype=bool)
+        labelled = np.bincount(fid, weights=lines)
+        total = np.bincount(fid)
+        return (2 * labelled >= total)[fid]
+
+    return cs.table.derived("conversation_files", compute)
+
+
 def user_assistant_files(cs: CandidateSet) -> np.ndarray:
     """Whether each chunk's file is a user–assistant conversation: bool [N].
 
@@ -70,12 +127,9 @@ def user_assistant_files(cs: CandidateSet) -> np.ndarray:
     def compute(table: object) -> np.ndarray:
         t = cs.table
         roles = chunk_roles(cs)
-        n = len(t)
-        if n == 0:
+        if len(t) == 0:
             return np.zeros(0, dtype=bool)
-        seg = np.zeros(n, dtype=np.int64) if t.segments is None else np.asarray(t.segments)
-        files = [f"{s}\0{p}" for s, p in zip(seg.tolist(), list(t.paths), strict=True)]
-        _, file_id = np.unique(np.array(files, dtype=object).astype(str), return_inverse=True)
+        file_id = file_ids(t)
         labelled = np.bincount(file_id, weights=roles != ROLE_NONE)
         named = np.bincount(file_id, weights=roles == ROLE_NAMED)
         ok = (labelled > 0) & (named == 0)
