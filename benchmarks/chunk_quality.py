@@ -54,7 +54,7 @@ import numpy as np
 
 from benchmarks._common import log, parser, print_table, report
 from benchmarks.locomo_quality import LEGS, grid_search
-from benchmarks.units_quality import base_embedder, datasets, warm_windows
+from benchmarks.units_quality import base_embedder, datasets, split_summary, warm_windows
 from memlab.eval.lab import Lab
 from memlab.pipeline import Pipeline
 from memlab.presets import memlab_best, memlab_best_chunk, preset
@@ -414,13 +414,7 @@ def main() -> int:
     parts = args.parts.split(",")
     poolings = tuple(args.poolings.split(","))
     sets = datasets()
-    out: dict[str, Any] = {
-        "split": {
-            "locomo": "memlab-best's: split_queries(0.5, seed=0, strata=category)",
-            "beam": "by chat: tune 1, 3, 5, 7, 9; report the others",
-            **{f"{k} tune/report": [len(v[1]), len(v[2])] for k, v in sets.items()},
-        }
-    }
+    out: dict[str, Any] = {"split": split_summary(sets)}
     log(f"halves: {out['split']}")
     if "tokens" in parts:
         out["tokens"] = part_tokens(sets)

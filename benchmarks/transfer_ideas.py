@@ -53,7 +53,7 @@ import numpy as np
 from benchmarks._common import log, parser, print_table, report
 from benchmarks.units_quality import base_embedder, datasets
 from memlab.eval.lab import Lab
-from memlab.eval.protocol import conversation_halves
+from memlab.eval.protocol import HALVES, conversation_halves
 from memlab.pipeline import Pipeline
 from memlab.presets import TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk, preset
 from memlab.stages import Stage, registered
@@ -205,9 +205,9 @@ class Bench:
             "B report": sets["beam"][2],
         }
         self.split_info = {
-            "locomo question split": "split_queries(0.5, seed=0, strata=category)",
-            "locomo conversation split": {"tune": conv_tune, "report": conv_rep},
-            "beam": "by chat: tune 1, 3, 5, 7, 9; report 2, 4, 6, 8, 10",
+            "locomo question split": HALVES["question"],
+            "locomo conversation split": HALVES["conversation"],
+            "beam": HALVES["conversation"],
             **{h: len(v) for h, v in self.halves.items()},
         }
         self.cache: dict[tuple[str, str], dict[str, np.ndarray]] = {}

@@ -73,6 +73,18 @@ def beam_split(ds: Any) -> tuple[list[str], list[str]]:
     return conversation_halves(ds)
 
 
+def split_summary(sets: dict[str, tuple[Any, list[str], list[str]]]) -> dict[str, Any]:
+    """What `datasets` split, for a benchmark's JSON: the rule of each set's halves
+    (`memlab.eval.protocol.HALVES`) and their sizes."""
+    from memlab.eval.protocol import HALVES
+
+    return {
+        "locomo": HALVES["question"],
+        "beam": HALVES["conversation"],
+        **{f"{k} tune/report": [len(v[1]), len(v[2])] for k, v in sets.items()},
+    }
+
+
 def datasets() -> dict[str, tuple[Any, list[str], list[str]]]:
     """name → (dataset, tune qids, report qids)."""
     from memlab.datasets.beam import load_beam
@@ -334,13 +346,7 @@ def main() -> int:
     args = ap.parse_args()
     parts = args.parts.split(",")
     sets = datasets()
-    out: dict[str, Any] = {
-        "split": {
-            "locomo": "memlab-best's: split_queries(0.5, seed=0, strata=category)",
-            "beam": "by chat (memlab.eval.protocol.conversation_halves): odd chats tune, even report",
-            **{f"{k} tune/report": [len(v[1]), len(v[2])] for k, v in sets.items()},
-        }
-    }
+    out: dict[str, Any] = {"split": split_summary(sets)}
     log(f"halves: {out['split']}")
     if "tokens" in parts:
         out["tokens"] = part_tokens(sets)

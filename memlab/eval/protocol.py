@@ -26,6 +26,7 @@ from memlab.eval.ltr import conversation_split
 from memlab.eval.sweep import split_queries
 
 __all__ = [
+    "HALVES",
     "QUESTION_SPLIT_FRACTION",
     "QUESTION_SPLIT_SEED",
     "conversation_halves",
@@ -35,6 +36,11 @@ __all__ = [
 
 QUESTION_SPLIT_FRACTION = 0.5
 QUESTION_SPLIT_SEED = 0
+# How each split is made, in words (benchmarks record it beside their figures).
+HALVES = {
+    "question": "question_halves: split_queries(scored qids, 0.5, seed=0, strata=category)",
+    "conversation": "conversation_halves: groups in natural order, even positions tune, odd report",
+}
 
 
 def scored_questions(ds: Any) -> Any:
