@@ -54,7 +54,14 @@ import numpy as np
 
 from benchmarks._common import log, parser, print_table, report
 from benchmarks.locomo_quality import LEGS, grid_search
-from benchmarks.units_quality import base_embedder, datasets, split_summary, warm_windows
+from benchmarks.units_quality import (
+    base_embedder,
+    datasets,
+    piece_counts,
+    piece_stats,
+    split_summary,
+    warm_windows,
+)
 from memlab.eval.lab import Lab
 from memlab.pipeline import Pipeline
 from memlab.presets import memlab_best, memlab_best_chunk, preset
@@ -123,26 +130,15 @@ def systems(suffix: str = "") -> list[Pipeline]:
 
 def part_tokens(sets: dict[str, Any]) -> dict[str, Any]:
     """Chunks whose word pieces ([CLS], [SEP] included) exceed the model's 256."""
-    from tokenizers import Tokenizer
-
-    from memlab.embed.local import packaged_model_path
-
-    tok = Tokenizer.from_file(str(packaged_model_path() / "tokenizer.json"))
-    tok.no_truncation()
-    tok.no_padding()
     out = {}
     for name, (ds, _, _) in sets.items():
         lab = Lab(ds, embedder=base_embedder(ds), unit="chunk", progress=False, cache_vectors=True)
-        texts = chunk_texts(lab)
-        n = np.array([len(e.ids) for e in tok.encode_batch(texts)])  # specials included
+        n = piece_counts(chunk_texts(lab))
         out[name] = {
             "chunks": int(n.size),
-            "over_256": int((n > 256).sum()),
+            **piece_stats(n),
             "share_over_256": round(float((n > 256).mean()), 4),
-            "pieces_median": float(np.median(n)),
             "pieces_p90": float(np.percentile(n, 90)),
-            "pieces_max": int(n.max()),
-            "share_of_pieces_beyond_256": round(float(np.maximum(n - 256, 0).sum() / n.sum()), 4),
         }
     print("\ntokens: chunks over the packaged model's 256 word pieces (specials included)")
     print_table([{"set": k, **v} for k, v in out.items()])

@@ -143,24 +143,33 @@ def systems(suffix: str = "") -> list[Pipeline]:
     ]
 
 
-def part_tokens(sets: dict[str, Any]) -> dict[str, Any]:
-    from tokenizers import Tokenizer
-
+def piece_counts(texts: list[str]) -> np.ndarray:
+    """Word pieces of each text ([CLS] and [SEP] included) under the packaged model's
+    tokenizer, untruncated: int [len(texts)]."""
+    from memlab.embed.base import load_word_pieces
     from memlab.embed.local import packaged_model_path
 
-    tok = Tokenizer.from_file(str(packaged_model_path() / "tokenizer.json"))
-    tok.no_truncation()
-    tok.no_padding()
+    tok = load_word_pieces(packaged_model_path(), "units_quality")
+    return np.array([len(e.ids) for e in tok.encode_batch(texts)])
+
+
+def piece_stats(n: np.ndarray) -> dict[str, Any]:
+    """How many of ``n`` (word pieces per text) exceed the model's 256, their median / max,
+    and the share of all pieces that lie beyond the 256th of their text."""
+    return {
+        "over_256": int((n > 256).sum()),
+        "pieces_median": float(np.median(n)),
+        "pieces_max": int(n.max()),
+        "share_of_pieces_beyond_256": round(float(np.maximum(n - 256, 0).sum() / n.sum()), 4),
+    }
+
+
+def part_tokens(sets: dict[str, Any]) -> dict[str, Any]:
+    """Units whose word pieces exceed the model's 256 (`piece_stats`)."""
     out = {}
     for name, (ds, _, _) in sets.items():
-        n = np.array([len(e.ids) for e in tok.encode_batch(unit_lines(ds))])
-        out[name] = {
-            "units": int(n.size),
-            "over_256": int((n > 256).sum()),
-            "pieces_median": float(np.median(n)),
-            "pieces_max": int(n.max()),
-            "share_of_pieces_beyond_256": round(float(np.maximum(n - 256, 0).sum() / n.sum()), 4),
-        }
+        n = piece_counts(unit_lines(ds))
+        out[name] = {"units": int(n.size), **piece_stats(n)}
     print("\ntokens: units over the packaged model's 256 word pieces")
     print_table([{"set": k, **v} for k, v in out.items()])
     return out

@@ -154,3 +154,14 @@ def test_packaged_model_windows_fit_256_pieces() -> None:
     assert max(inner.token_counts(wins)) <= 256
     v = e.embed_documents([long])[0]
     assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5
+
+
+def test_load_word_pieces_names_provider_and_file(tmp_path: object) -> None:
+    """The one tokenizer loader (onnx, pooled, benchmarks): a missing tokenizer.json is an
+    EmbeddingError naming the provider and the path."""
+    from memlab.embed.base import EmbeddingError, load_word_pieces
+
+    with pytest.raises(
+        EmbeddingError, match=r"^pooled: loading .*tokenizer\.json failed after 1 attempt"
+    ):
+        load_word_pieces(tmp_path, "pooled")

@@ -18,6 +18,7 @@ __all__ = [
     "EmbeddingError",
     "identity_digest",
     "is_blank",
+    "load_word_pieces",
     "normalize_vectors",
 ]
 
@@ -115,3 +116,27 @@ def check_texts(texts: Sequence[str], provider: str) -> list[str]:
         if not isinstance(t, str):
             raise TypeError(f"{provider}: texts[{i}] must be str, got {type(t).__name__}")
     return out
+
+
+def load_word_pieces(model_dir: Any, provider: str, *, max_length: int | None = None) -> Any:
+    """The ``tokenizers.Tokenizer`` of ``model_dir/tokenizer.json`` without the file's own
+    padding and truncation (it ships "truncate and pad at 128"), truncating at
+    ``max_length`` word pieces (specials included) when given. Padding is the caller's (per
+    batch). Any failure to read or parse the file raises `EmbeddingError` naming
+    ``provider`` and the path."""
+    from pathlib import Path
+
+    path = Path(model_dir) / "tokenizer.json"
+    try:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(path))
+    except Exception as exc:
+        raise EmbeddingError(
+            f"{provider}: loading {path} failed after 1 attempt: {type(exc).__name__}: {exc}"
+        ) from exc
+    tok.no_padding()
+    tok.no_truncation()
+    if max_length is not None:
+        tok.enable_truncation(max_length=max_length)
+    return tok

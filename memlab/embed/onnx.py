@@ -28,7 +28,14 @@ import numpy as np
 
 from memlab.vocab import ONNX_PRECISIONS
 
-from .base import EmbeddingError, check_texts, identity_digest, is_blank, normalize_vectors
+from .base import (
+    EmbeddingError,
+    check_texts,
+    identity_digest,
+    is_blank,
+    load_word_pieces,
+    normalize_vectors,
+)
 from .local import SentenceTransformerEmbedder
 from .onnxexport import (
     ONNX_FILE,
@@ -208,23 +215,12 @@ class OnnxEmbedder:
         return bool(self._pool)
 
     def _load_tokenizer(self, *, truncate: bool) -> Any:
-        try:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
-        except Exception as exc:
-            raise EmbeddingError(
-                f"local-onnx: loading {self.model_path / 'tokenizer.json'} failed after 1"
-                f" attempt: {type(exc).__name__}: {exc}"
-            ) from exc
         # tokenizer.json ships its own settings (here: truncate at 128, pad to 128); the
         # model's max_seq_length is what sentence-transformers uses, and padding is done per
         # batch in numpy (to the batch's longest text) after sorting by length.
-        tok.no_padding()
-        tok.no_truncation()
-        if truncate:
-            tok.enable_truncation(max_length=self.max_seq_length)
-        return tok
+        return load_word_pieces(
+            self.model_path, "local-onnx", max_length=self.max_seq_length if truncate else None
+        )
 
     def _load(self, needed: int | None = None) -> list[Any]:
         """The session pool, with at least ``needed`` sessions (None: all ``sessions``);

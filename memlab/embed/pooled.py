@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .base import EmbeddingError, check_texts, identity_digest, is_blank, normalize_vectors
+from .base import (
+    check_texts,
+    identity_digest,
+    is_blank,
+    load_word_pieces,
+    normalize_vectors,
+)
 
 __all__ = ["POOLINGS", "PooledEmbedder", "piece_windows"]
 
@@ -133,18 +138,7 @@ class PooledEmbedder:
 
     def _tok(self) -> Any:
         if self._tokenizer is None:
-            path = Path(self.inner.model_path) / "tokenizer.json"
-            try:
-                from tokenizers import Tokenizer
-
-                tok = Tokenizer.from_file(str(path))
-            except Exception as exc:
-                raise EmbeddingError(
-                    f"pooled: loading {path} failed after 1 attempt: {type(exc).__name__}: {exc}"
-                ) from exc
-            tok.no_truncation()
-            tok.no_padding()
-            self._tokenizer = tok
+            self._tokenizer = load_word_pieces(self.inner.model_path, "pooled")
         return self._tokenizer
 
     def windows(self, text: str) -> list[str]:
