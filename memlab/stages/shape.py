@@ -32,6 +32,7 @@ __all__ = [
     "chunk_roles",
     "conversation_files",
     "file_ids",
+    "first_lines",
     "speaker_role",
     "transcript_line",
     "user_assistant_files",
@@ -67,14 +68,25 @@ def transcript_line(text: str) -> bool:
     return SPEAKER_LINE.match(first) is not None and NOTE_LINE.match(first) is None
 
 
-def chunk_roles(cs: CandidateSet) -> np.ndarray:
-    """``speaker_role`` of every chunk of the candidate set's table: int8 [N]. Reads every
-    chunk's text once per table (cached on it)."""
+def first_lines(cs: CandidateSet) -> list[str]:
+    """Each chunk's first non-blank line ("" for a blank chunk), for every chunk of the
+    candidate set's table: the one read of every chunk's text that `chunk_roles` and
+    `conversation_files` share (cached on the table)."""
 
-    def compute(table: object) -> np.ndarray:
+    def compute(table: object) -> list[str]:
         n = len(cs.table)
         texts = cs.texts(np.arange(n)) if n else []
-        return np.array([speaker_role(t) for t in texts], dtype=np.int8)
+        return [next((ln for ln in t.splitlines() if ln.strip()), "") for t in texts]
+
+    return cs.table.derived("first_lines", compute)
+
+
+def chunk_roles(cs: CandidateSet) -> np.ndarray:
+    """``speaker_role`` of every chunk of the candidate set's table: int8 [N] (from
+    `first_lines`; cached on the table)."""
+
+    def compute(table: object) -> np.ndarray:
+        return np.array([speaker_role(t) for t in first_lines(cs)], dtype=np.int8)
 
     return cs.table.derived("speaker_roles", compute)
 
@@ -100,8 +112,7 @@ def conversation_files(cs: CandidateSet) -> np.ndarray:
     ``transcript chunks ≥ chunks / 2`` — at least half of its chunks start with a
     `transcript_line` (a speaker label, not a list item); a session heading or two do not
     change that, while a curated ``MEMORY.md`` or a log of notes (``- Hana: backend
-    lead`` is a list item) is not a conversation. Reads every chunk's text once per
-    table (cached on it)."""
+    lead`` is a list item) is not a conversation. From `first_lines`; cached on the table."""
 
     def compute(table: object) -> np.ndarray:
         t = cs.table
@@ -109,7 +120,7 @@ def conversation_files(cs: CandidateSet) -> np.ndarray:
         if n == 0:
             return np.zeros(0, dtype=bool)
         fid = file_ids(t)
-        lines = np.array([transcript_line(x) for x in cs.texts(np.arange(n))], dtype=bool)
+        lines = np.array([transcript_line(x) for x in first_lines(cs)], dtype=bool)
         labelled = np.bincount(fid, weights=lines)
         total = np.bincount(fid)
         return (2 * labelled >= total)[fid]
