@@ -56,6 +56,27 @@ def write(root: Path, rel: str, text: str) -> Path:
     return p
 
 
+def line_index(root: Path, files: dict[str, str]) -> object:
+    """A synced `MemoryIndex` over ``root`` with one chunk per line (``ChunkerConfig("line")``)
+    and the 64-d hashing embedder, after writing ``files`` ({relative path: text}) into it;
+    the index file is ``root/idx.sqlite``."""
+    from memlab.chunking import ChunkerConfig
+    from memlab.embed import HashingEmbedder
+    from memlab.index import MemoryIndex
+
+    for rel, text in files.items():
+        write(root, rel, text)
+    idx = MemoryIndex(
+        root,
+        db_path=root / "idx.sqlite",
+        embedder=HashingEmbedder(dimensions=64),
+        chunker=ChunkerConfig("line"),
+        progress=False,
+    )
+    idx.sync()
+    return idx
+
+
 def cli(*args: str) -> tuple[int, str, str]:
     """Run ``memlab`` in-process (``memlab.cli.main``): (exit code, stdout, stderr).
 

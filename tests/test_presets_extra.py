@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memlab.chunking import ChunkerConfig
 from memlab.datasets.base import Dataset
 from memlab.embed import CachedEmbedder, HashingEmbedder
 from memlab.eval.experiment import run_experiment
@@ -27,6 +26,7 @@ from memlab.presets_extra import (
     neighbor_positions,
     neighbor_scores,
 )
+from tests.conftest import line_index
 
 TURNS = [
     "## Session 1 — 1:00 pm on 8 May, 2023",
@@ -56,17 +56,7 @@ def table(paths: list[str], starts: list[int], ends: list[int] | None = None) ->
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
     ws = tmp_path_factory.mktemp("ws")
-    (ws / "memory").mkdir()
-    (ws / "memory" / "2023-05-08.md").write_text("\n".join(TURNS) + "\n")
-    idx = MemoryIndex(
-        ws,
-        db_path=ws / "idx.sqlite",
-        embedder=HashingEmbedder(dimensions=64),
-        chunker=ChunkerConfig("line"),
-        progress=False,
-    )
-    idx.sync()
-    return idx
+    return line_index(ws, {"memory/2023-05-08.md": "\n".join(TURNS) + "\n"})
 
 
 # ---------------------------------------------------------------------- presets

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from memlab.presets import TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk
 from memlab.stages.file_context import file_best
+from tests.conftest import line_index
 
 # Two named-speaker files (a chat of 6 turns, one of 3) and a user–assistant file.
 CHAT = [
@@ -83,24 +84,15 @@ def test_file_best_is_the_per_row_per_file_maximum(args: Any) -> None:
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from memlab.chunking import ChunkerConfig
-    from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
-
     ws = tmp_path_factory.mktemp("ws")
-    (ws / "memory").mkdir()
-    (ws / "memory" / "2024-03-15.md").write_text("\n".join(CHAT) + "\n")
-    (ws / "memory" / "2024-03-16.md").write_text("\n".join(OTHER) + "\n")
-    (ws / "memory" / "2024-03-17.md").write_text("\n".join(UA) + "\n")
-    idx = MemoryIndex(
+    return line_index(
         ws,
-        db_path=ws / "idx.sqlite",
-        embedder=HashingEmbedder(dimensions=64),
-        chunker=ChunkerConfig("line"),
-        progress=False,
+        {
+            "memory/2024-03-15.md": "\n".join(CHAT) + "\n",
+            "memory/2024-03-16.md": "\n".join(OTHER) + "\n",
+            "memory/2024-03-17.md": "\n".join(UA) + "\n",
+        },
     )
-    idx.sync()
-    return idx
 
 
 def by_position(cs: Any, row: np.ndarray) -> dict[int, float]:
@@ -297,28 +289,21 @@ def test_file_context_only_in_conversations(tmp_path: Any) -> None:
     log of notes get no file context; a transcript (speaker labels on at least half of its
     lines) gets it. Without the rule every
     chunk of MEMORY.md would share its best chunk's score."""
-    from memlab.chunking import ChunkerConfig
-    from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
     from memlab.presets import memlab_best
     from memlab.stages.shape import conversation_files
 
-    (tmp_path / "memory").mkdir()
-    (tmp_path / "MEMORY.md").write_text(
-        "# Facts\n- Hana: owns the deploy key vault\n- Ben: rotates the deploy key\n- Lunch is at noon.\n"
+    idx = line_index(
+        tmp_path,
+        {
+            "MEMORY.md": "# Facts\n- Hana: owns the deploy key vault\n"
+            "- Ben: rotates the deploy key\n- Lunch is at noon.\n",
+            # One labelled line of three: a note that reads "Decision: ..." is not a chat.
+            "memory/2024-03-15.md": "- rotated the deploy key\nDecision: keep the vault\n"
+            "- lunch with Sam\n",
+            "memory/2024-03-16.md": "## Session 1\n[D1:1] Ana: did you rotate the deploy key?\n"
+            "[D1:2] Ben: yes, in the vault\n",
+        },
     )
-    # One labelled line of three: a note that happens to read "Decision: ..." is not a chat.
-    (tmp_path / "memory" / "2024-03-15.md").write_text(
-        "- rotated the deploy key\nDecision: keep the vault\n- lunch with Sam\n"
-    )
-    (tmp_path / "memory" / "2024-03-16.md").write_text(
-        "## Session 1\n[D1:1] Ana: did you rotate the deploy key?\n[D1:2] Ben: yes, in the vault\n"
-    )
-    idx = MemoryIndex(
-        tmp_path, db_path=tmp_path / "i.sqlite", embedder=HashingEmbedder(dimensions=64),
-        chunker=ChunkerConfig("line"), progress=False,
-    )  # fmt: skip
-    idx.sync()
     on = memlab_best(drop_headings=False)
     cs = on.retrieve(idx, "deploy key vault", depth=50)
     conv = conversation_files(cs)

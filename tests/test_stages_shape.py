@@ -16,6 +16,7 @@ from memlab.stages.shape import (
     speaker_role,
     user_assistant_files,
 )
+from tests.conftest import line_index
 
 
 class FakeTable:
@@ -105,23 +106,14 @@ NAMED = [
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from memlab.chunking import ChunkerConfig
-    from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
-
     ws = tmp_path_factory.mktemp("ws")
-    (ws / "memory").mkdir()
-    (ws / "memory" / "2024-03-15.md").write_text("\n".join(CHAT) + "\n")
-    (ws / "memory" / "2024-03-16.md").write_text("\n".join(NAMED) + "\n")
-    idx = MemoryIndex(
+    return line_index(
         ws,
-        db_path=ws / "idx.sqlite",
-        embedder=HashingEmbedder(dimensions=64),
-        chunker=ChunkerConfig("line"),
-        progress=False,
+        {
+            "memory/2024-03-15.md": "\n".join(CHAT) + "\n",
+            "memory/2024-03-16.md": "\n".join(NAMED) + "\n",
+        },
     )
-    idx.sync()
-    return idx
 
 
 def test_roles_rule_by_hand(index: Any) -> None:
