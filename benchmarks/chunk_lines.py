@@ -1,0 +1,242 @@
+"""Chunk level, scored by lines: rank OpenClaw's chunks by the best line they hold.
+
+Issue 17's chunk-level target is ``memlab-best-chunk`` ≥ plain BM25 + 5 points recall@6.
+A ~400-token chunk is scored today as one unit: one truncated vector (the model reads its
+first 256 word pieces) and one BM25 score. This study scores the *lines* instead — the
+turn-level systems on the line index of the same files — and ranks each chunk by its best
+line (MaxP, Dai & Callan 2019, with the line as the passage):
+
+    s_line(q, c) = max{ s(q, l) : l a line of chunk c among the query's top ``--lines``
+                        line results }
+
+where ``s`` is a turn-level system's final score (``memlab-best``, ``bm25`` or ``vector``
+at one line per unit); a chunk that holds none of those lines has no line score and is
+ranked after every chunk that has one, in ``memlab-best-chunk``'s order. A chunk holds
+line ``l`` when ``start_line ≤ l ≤ end_line`` in the same file (overlapping chunks share
+lines; one long line split over several chunks gives each of them its score). The study
+also mixes the two views, ``z(memlab-best-chunk) + a · z(s_line)`` (each z-scored over the
+query's chunks; a chunk without a line score takes the query's lowest line score), with
+``a`` chosen on the tune halves.
+
+Systems are measured at chunk level with the lab's metrics (recall@6 = OpenClaw's
+maxResults, recall@10, nDCG@10) on the same halves as ``benchmarks/chunk_quality.py``
+(LoCoMo by question, BEAM by chat; ``memlab.eval.protocol``). The mix weight is chosen on
+the mean of both tune halves' recall@6; report halves are only printed. The paired t-test
+(``memlab.eval.significance.paired_ttest``) compares each system with ``memlab-best-chunk``
+on each report half.
+
+This is a lab study, not an engine feature: the engine's index holds one chunker's units,
+and ranking chunks by lines needs both indexes of a workspace (``docs/quality.md``,
+"Chunks ranked by their best line").
+
+Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_lines.py --json chunk_lines.json``
+(about a minute when the lab's vector caches are warm; the first run embeds every line
+and chunk of both sets).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from benchmarks._common import log, parser, print_table, report
+from benchmarks.units_quality import base_embedder, datasets, split_summary
+from memlab.eval.lab import Lab, LabCandidates
+from memlab.eval.significance import paired_ttest
+from memlab.pipeline import Pipeline, Ranking
+from memlab.presets import memlab_best, memlab_best_chunk, preset
+
+METRICS = ["recall@6", "recall@10", "ndcg@10"]
+MIX_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
+LINE_SYSTEMS = ("memlab-best", "bm25", "vector")
+
+
+def best_line_scores(
+    chunk_paths: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    line_paths: np.ndarray,
+    line_no: np.ndarray,
+    line_score: np.ndarray,
+) -> np.ndarray:
+    """[C]: for each chunk ``c``, ``max line_score[l]`` over the lines ``l`` with
+    ``line_paths[l] == chunk_paths[c]`` and ``chunk_start[c] ≤ line_no[l] ≤ chunk_end[c]``
+    (1-based inclusive line numbers); NaN for a chunk that holds none of the lines. A line
+    inside two overlapping chunks counts for both."""
+    out = np.full(len(chunk_paths), np.nan)
+    for path, ln, s in zip(line_paths, line_no, line_score, strict=True):
+        hit = (chunk_paths == path) & (chunk_start <= ln) & (chunk_end >= ln)
+        out[hit] = np.fmax(out[hit], s)
+    return out
+
+
+def zscore(x: np.ndarray) -> np.ndarray:
+    """``(x − mean) / sd`` over the finite entries (population sd); NaN stays NaN; all
+    zeros when the finite entries are constant (or fewer than two)."""
+    f = np.isfinite(x)
+    out = np.where(f, 0.0, np.nan)
+    if f.sum() >= 2 and np.ptp(x[f]) > 0:
+        out[f] = (x[f] - x[f].mean()) / x[f].std()
+    return out
+
+
+def order_by(primary: np.ndarray, fallback_rank: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Candidate columns of one query, best first: ``primary`` descending (NaN after every
+    number), ties and NaNs by ``fallback_rank`` ascending; only where ``keep``."""
+    cols = np.nonzero(keep)[0]
+    p = primary[cols]
+    key = np.where(np.isfinite(p), -p, np.inf)
+    return cols[np.lexsort((fallback_rank[cols], key))]
+
+
+def line_hits(lab: Lab, system: Pipeline, depth: int) -> tuple[list[str], list[tuple]]:
+    """Each question's top ``depth`` line results of ``system`` on ``lab`` (a turn-level
+    lab): ``(paths, line numbers, scores)`` per question, in the dataset's question order."""
+    p = system.replace(max_results=depth)
+    lc = lab.candidates_for_system(p)
+    r = p.rank(lc.cs)
+    out = []
+    for i in range(len(lc.qids)):
+        cols = r.columns[i][r.columns[i] >= 0]
+        pos = lc.cs.pos[i, cols]
+        out.append((lc.cs.table.paths[pos], lc.cs.table.start_lines[pos], r.scores[i][: len(cols)]))
+    return lc.qids, out
+
+
+def chunk_view(lab: Lab) -> tuple[LabCandidates, np.ndarray, np.ndarray]:
+    """``memlab-best-chunk``'s candidates on the chunk lab, its final score [Q, C] (NaN
+    where not a result: invalid or heading-only) and its rank [Q, C] (C where not a result)."""
+    p = memlab_best_chunk()
+    lcc = lab.candidates_for_system(p)
+    width = lcc.cs.width
+    r = p.replace(max_results=width).rank(lcc.cs)
+    score = np.full((len(lcc.qids), width), np.nan)
+    rank = np.full((len(lcc.qids), width), width, dtype=np.int64)
+    for i in range(len(lcc.qids)):
+        cols = r.columns[i][r.columns[i] >= 0]
+        score[i, cols] = r.scores[i][: len(cols)]
+        rank[i, cols] = np.arange(len(cols))
+    return lcc, score, rank
+
+
+def ranking_of(columns: list[np.ndarray], k: int = 10) -> Ranking:
+    """A `Ranking` holding each query's first ``k`` columns (−1 padding), for
+    ``LabCandidates.score``."""
+    cols = np.full((len(columns), k), -1, dtype=np.int64)
+    for i, c in enumerate(columns):
+        cols[i, : min(k, len(c))] = c[:k]
+    zeros = np.zeros(cols.shape)
+    return Ranking(cols, zeros, {}, zeros.astype(np.int64), "hybrid")
+
+
+def study(ds: Any, depth: int) -> tuple[dict[str, dict[str, np.ndarray]], list[str]]:
+    """Per-query metric values of every chunk-level system on ``ds`` (system → metric →
+    [Q]), and the question ids (rows)."""
+    emb = base_embedder(ds)
+    turn = Lab(ds, embedder=emb, unit="turn", progress=False, cache_vectors=True)
+    chunk = Lab(ds, embedder=emb, unit="chunk", progress=False, cache_vectors=True)
+    lcc, base_score, base_rank = chunk_view(chunk)
+    keep = np.isfinite(base_score)
+    tab = lcc.cs.table
+    safe = np.maximum(lcc.cs.pos, 0)
+    paths, starts, ends = tab.paths[safe], tab.start_lines[safe], tab.end_lines[safe]
+    out: dict[str, dict[str, np.ndarray]] = {}
+    # Ten results each, so recall@10 and nDCG@10 read ten (the presets return six).
+    for p in (preset("bm25", max_results=10), memlab_best_chunk(max_results=10)):
+        lc = chunk.candidates_for_system(p)
+        if lc.qids != lcc.qids:
+            raise RuntimeError("two candidate sets list the questions in different orders")
+        out[f"{p.name} (chunk)"] = lc.score(p, METRICS)
+    lines: dict[str, np.ndarray] = {}
+    for name in LINE_SYSTEMS:
+        system = memlab_best() if name == "memlab-best" else preset(name)
+        if name == "vector":
+            system = system.replace(candidate_multiplier=200.0, max_candidates=1000)
+        qids, hits = line_hits(turn, system, depth)
+        if qids != lcc.qids:
+            raise RuntimeError("turn and chunk labs list the questions in different orders")
+        per = np.full(base_score.shape, np.nan)
+        for i, (lp, ln, ls) in enumerate(hits):
+            per[i] = best_line_scores(paths[i], starts[i], ends[i], lp, ln, ls)
+        lines[name] = per
+        cols = [order_by(per[i], base_rank[i], keep[i]) for i in range(len(qids))]
+        out[f"best line: {name}"] = lcc.score(None, METRICS, ranking=ranking_of(cols))
+    for a in MIX_WEIGHTS:
+        cols = []
+        for i in range(len(lcc.qids)):
+            s_line = np.where(keep[i], lines["memlab-best"][i], np.nan)
+            floor = np.nanmin(s_line) if np.isfinite(s_line).any() else 0.0
+            s_line = np.where(keep[i] & ~np.isfinite(s_line), floor, s_line)
+            mix = zscore(np.where(keep[i], base_score[i], np.nan)) + a * zscore(s_line)
+            cols.append(order_by(mix, base_rank[i], keep[i]))
+        out[f"memlab-best-chunk + {a} × best line"] = lcc.score(
+            None, METRICS, ranking=ranking_of(cols)
+        )
+    return out, lcc.qids
+
+
+def table(
+    values: dict[str, dict[str, np.ndarray]], qids: list[str], halves: dict[str, list[str]]
+) -> list[dict[str, Any]]:
+    """One row per system: each metric's mean on each half (questions without evidence
+    left out), and the paired t-test p of recall@6 against ``memlab-best-chunk`` on the
+    report half."""
+    rows_of = {h: np.isin(qids, list(q)) for h, q in halves.items()}
+    ref = values["memlab-best-chunk (chunk)"]
+    rows = []
+    for name, v in values.items():
+        row: dict[str, Any] = {"system": name}
+        for h, m in rows_of.items():
+            for metric in METRICS:
+                row[f"{h} {metric}"] = round(float(np.nanmean(v[metric][m])), 4)
+        m = rows_of["report"] & np.isfinite(ref["recall@6"])
+        row["report p (recall@6 vs memlab-best-chunk)"] = (
+            "reference"
+            if v is ref
+            else round(paired_ttest(v["recall@6"][m], ref["recall@6"][m])[1], 4)
+        )
+        rows.append(row)
+    return rows
+
+
+def main() -> int:
+    ap = parser(__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=100, help="line results per question (depth)")
+    args = ap.parse_args()
+    sets = datasets()
+    out: dict[str, Any] = {"split": split_summary(sets), "lines": args.lines, "sets": {}}
+    log(f"halves: {out['split']}")
+    for name, (ds, tune, rep) in sets.items():
+        values, qids = study(ds, args.lines)
+        rows = table(values, qids, {"tune": tune, "report": rep})
+        out["sets"][name] = rows
+        print(f"\n{name}: chunks ranked by their lines (tune / report halves)")
+        print_table(rows)
+    mixes = [r["system"] for r in out["sets"]["locomo"] if " × best line" in r["system"]]
+    objective = {
+        s: np.mean(
+            [
+                next(r for r in rows if r["system"] == s)["tune recall@6"]
+                for rows in out["sets"].values()
+            ]
+        )
+        for s in [*mixes, "best line: memlab-best", "memlab-best-chunk (chunk)"]
+    }
+    # A tie (to the fourth digit) goes to the simpler system: today's preset, then the
+    # best line alone, then a mix.
+    simple = {s: i for i, s in enumerate(reversed(list(objective)))}
+    chosen = max(objective, key=lambda s: (round(objective[s], 4), simple[s]))
+    out["objective"] = {k: round(float(v), 4) for k, v in objective.items()}
+    out["chosen"] = chosen
+    print(f"\nmean tune recall@6 of both sets: {out['objective']}\nchosen on tune: {chosen}")
+    report("chunk_lines", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
