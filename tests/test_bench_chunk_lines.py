@@ -14,7 +14,16 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.chunk_lines import best_line_scores, order_by, ranking_of, zscore  # noqa: E402
+from benchmarks.chunk_lines import (  # noqa: E402
+    CHOICES_BY_SIMPLICITY,
+    best_line_scores,
+    choose,
+    line_system,
+    mix_scores,
+    order_by,
+    ranking_of,
+    zscore,
+)
 
 
 def test_best_line_takes_the_max_of_the_lines_inside_each_chunk() -> None:
@@ -64,6 +73,43 @@ def test_order_by_puts_nan_last_and_breaks_ties_by_the_fallback_rank() -> None:
     # 0.9, then the 0.5 tie by fallback (col 2 before col 0), then 0.1, then the NaN;
     # column 4 is not kept.
     assert order_by(primary, fallback, keep).tolist() == [3, 2, 0, 5, 1]
+
+
+def test_order_by_orders_several_nans_by_the_fallback_rank() -> None:
+    primary = np.array([np.nan, 0.2, np.nan, np.nan])
+    fallback = np.array([2, 3, 0, 1])
+    assert order_by(primary, fallback, np.ones(4, dtype=bool)).tolist() == [1, 2, 3, 0]
+
+
+def test_mix_fills_missing_line_scores_with_the_floor_and_masks_unkept_columns() -> None:
+    base = np.array([1.0, 2.0, 3.0, 100.0])
+    line = np.array([0.4, np.nan, 0.8, 9.0])
+    keep = np.array([True, True, True, False])
+    got = mix_scores(base, line, keep, a=2.0)
+    # Kept line scores [0.4, floor 0.4, 0.8]; column 3 (not kept) neither counts nor scores.
+    want = zscore(np.array([1.0, 2.0, 3.0])) + 2.0 * zscore(np.array([0.4, 0.4, 0.8]))
+    assert got[:3] == pytest.approx(want)
+    assert np.isnan(got[3])
+    # No kept column has a line score: the line view adds nothing.
+    none = mix_scores(base, np.full(4, np.nan), keep, a=2.0)
+    assert none[:3] == pytest.approx(zscore(np.array([1.0, 2.0, 3.0])))
+
+
+def test_choose_takes_the_best_and_gives_ties_to_the_simpler_system() -> None:
+    simple = CHOICES_BY_SIMPLICITY
+    assert choose({simple[0]: 0.60, simple[1]: 0.70, "mix 0.5": 0.65}, simple) == simple[1]
+    tied = {"mix 0.25": 0.7, simple[1]: 0.7, simple[0]: 0.7, "mix 4": 0.7}
+    assert choose(tied, simple) == simple[0]
+    # Equal to the fourth digit is a tie; among mixes the first listed wins.
+    assert choose({"mix 4": 0.72624, simple[1]: 0.72621}, simple) == simple[1]
+    assert choose({"mix 0.25": 0.5, "mix 4": 0.5}, simple) == "mix 0.25"
+
+
+def test_line_systems_are_the_named_variants() -> None:
+    assert line_system("memlab-best, shape rule off").neighbor_shape == "off"
+    assert line_system("memlab-best, file context off").file_context == 0.0
+    assert line_system("memlab-best").file_context > 0
+    assert line_system("vector").max_candidates == 1000
 
 
 def test_zscore_and_its_edge_cases() -> None:

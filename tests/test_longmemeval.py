@@ -271,3 +271,20 @@ def test_parse_longmemeval_datetime_roundtrip(dt: datetime) -> None:
     dt = dt.replace(second=0, microsecond=0)
     text = f"{dt:%Y/%m/%d} ({WEEKDAYS[dt.weekday()]}) {dt:%H:%M}"
     assert parse_longmemeval_datetime(text) == dt.replace(tzinfo=UTC)
+
+
+def test_memlab_best_reads_its_files_as_user_assistant_conversations(lme) -> None:
+    # The third-benchmark path: memlab-best's speaker rule and file context are chosen
+    # from the files' speaker labels, so a LongMemEval workspace must read as a
+    # user-assistant conversation (the "[S3:2] User:" prefix included).
+    from memlab.eval.lab import Lab
+    from memlab.presets import memlab_best
+    from memlab.stages.shape import conversation_files, user_assistant_files
+
+    lc = Lab(lme, embedder="hashing", unit="turn", progress=False).candidates_for_system(
+        memlab_best()
+    )
+    cs = lc.cs
+    assert len(cs.table) > 0
+    assert user_assistant_files(cs).all()
+    assert conversation_files(cs).all()

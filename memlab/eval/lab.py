@@ -102,10 +102,18 @@ class LabCandidates:
         )
 
     def score(
-        self, pipeline: Pipeline, metrics: Sequence[str], *, ranking: Ranking | None = None
+        self,
+        pipeline: Pipeline | None,
+        metrics: Sequence[str],
+        *,
+        ranking: Ranking | None = None,
     ) -> dict[str, np.ndarray]:
-        """Per-query metric values [Q] of one system (queries without evidence are NaN)."""
-        r = ranking if ranking is not None else pipeline.rank(self.cs)
+        """Per-query metric values [Q] of one system (queries without evidence are NaN):
+        of ``ranking`` when given (its columns index ``cs``; ``pipeline`` may then be None),
+        else of ``pipeline.rank(cs)``."""
+        if ranking is None and pipeline is None:
+            raise ValueError("score needs a pipeline or a ranking")
+        r = ranking if ranking is not None else pipeline.rank(self.cs)  # type: ignore[union-attr]
         specs = [parse_metric(m) for m in metrics]
         tokens = None
         if any(s.kind == "budget_recall" for s in specs):
