@@ -101,10 +101,27 @@ def load() -> dict[str, Any]:
     return out
 
 
-def base_pipeline() -> Any:
-    """memlab-best as pinned in ``learned.LEARNED_BASE``: its candidates, heading filter
-    and score (the ``prior`` feature); the learned stage replaces that score."""
-    return learned.memlab_learned(name="ltr-base", learned_model=())
+BASES = ("pinned", "today")
+
+
+def learned_system(base: str, **overrides: Any) -> Any:
+    """A learned system on ``base``: ``"pinned"`` = ``learned.memlab_learned`` (memlab-best
+    as pinned in ``learned.LEARNED_BASE``, the engine's), ``"today"`` = today's
+    ``memlab.presets.memlab_best`` (shape rule, window, file context) with the learned
+    stage on top; ``overrides`` as for either (``learned_model=()`` gives the base alone)."""
+    if base == "pinned":
+        return learned.memlab_learned(**overrides)
+    if base == "today":
+        from memlab.presets import memlab_best
+
+        return memlab_best(**{"name": "memlab-learned", **overrides})
+    raise ValueError(f"base must be one of {', '.join(BASES)}, got {base!r}")
+
+
+def base_pipeline(base: str = "pinned") -> Any:
+    """The base system of `learned_system` with the learned stage off: its candidates,
+    heading filter and score (the ``prior`` feature); the learned stage replaces that score."""
+    return learned_system(base, name="ltr-base", learned_model=())
 
 
 def summary(values: dict[str, np.ndarray]) -> dict[str, float]:
@@ -112,9 +129,8 @@ def summary(values: dict[str, np.ndarray]) -> dict[str, float]:
     return {m: round(float(np.nanmean(v)), 4) for m, v in values.items()}
 
 
-def cv(data: dict[str, Any], names: list[str], fit: Any, kind: str) -> dict[str, Any]:
+def cv(data: dict[str, Any], names: list[str], fit: Any, kind: str, base: Any) -> dict[str, Any]:
     """Grouped CV on the tune halves: per data set, mean metrics over the held-out folds."""
-    base = base_pipeline()
     folds = ltr.grouped_folds([g for d in data.values() for g in d["tune_groups"]], K_FOLDS)
     groups = [g for d in data.values() for g in d["tune_groups"]]
     per: dict[str, list[dict[str, np.ndarray]]] = {n: [] for n in data}
@@ -277,10 +293,22 @@ def main() -> int:
         action="store_true",
         help="also fit on one data set's tune half alone and report on the other's report half",
     )
+    ap.add_argument(
+        "--base",
+        choices=BASES,
+        default="pinned",
+        help="the score the model corrects: 'pinned' (learned.LEARNED_BASE, what the engine's "
+        "FITTED_MODEL was fitted on) or 'today' (today's memlab-best; cannot be --write-n)",
+    )
     args = ap.parse_args()
+    if args.write and args.base != "pinned":
+        raise SystemExit(
+            "--write needs --base pinned: the engine's FITTED_MODEL reads "
+            "learned.LEARNED_BASE's score as its prior"
+        )
     t0 = time.perf_counter()
     data = load()
-    base = base_pipeline()
+    base = base_pipeline(args.base)
     for d in data.values():
         d["lc"] = d["lab"].candidates_for_system(base.at_k(10))
     out: dict[str, Any] = {
@@ -303,11 +331,11 @@ def main() -> int:
         if args.config:
             break
         kind = "ca" if fit == "ca" else "linear"
-        out["cv"][key] = cv(data, FEATURE_SETS[fname], fit, kind)
+        out["cv"][key] = cv(data, FEATURE_SETS[fname], fit, kind, base)
         print(f"cv {key}: {out['cv'][key]}  ({time.perf_counter() - t0:.0f} s)", flush=True)
     if not args.no_gbm and not args.config:
         key = "gbm full"
-        out["cv"][key] = cv(data, FEATURE_SETS["full"], ltr.fit_gbm, "gbm")
+        out["cv"][key] = cv(data, FEATURE_SETS["full"], ltr.fit_gbm, "gbm", base)
         print(f"cv {key}: {out['cv'][key]}  ({time.perf_counter() - t0:.0f} s)", flush=True)
     # Only linear models can become the engine stage; memlab-best is not refitted, so its
     # tune-half means in the tables are its figures under the same protocol.
@@ -358,7 +386,7 @@ def main() -> int:
     adapt = refit(FEATURE_SETS["adaptive"], configs[best_adapt][1])
     extra = {
         "learned (adaptive fusion)": base.replace(name="adaptive", learned_model=adapt),
-        f"memlab-learned ({chosen})": learned.memlab_learned(learned_model=model),
+        f"memlab-learned ({chosen})": learned_system(args.base, learned_model=model),
     }
     out["adaptive_chosen"] = best_adapt
     out["tables"], out["tests"] = {}, {}
@@ -375,7 +403,7 @@ def main() -> int:
         out["transfer"] = {}
         for src in data:
             m = refit(names, fit, only=src)
-            p = learned.memlab_learned(name=f"fitted on {src} only", learned_model=m)
+            p = learned_system(args.base, name=f"fitted on {src} only", learned_model=m)
             for dst, d in data.items():
                 lc = d["lab"].candidates_for_system(p.at_k(10))
                 res = summary(ltr.per_query_metrics(lc, p, d["report"], METRICS))

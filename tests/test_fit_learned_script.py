@@ -1,0 +1,45 @@
+"""scripts/fit_learned.py: which base the learned model corrects."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO / "scripts") not in sys.path:
+    sys.path.insert(0, str(REPO / "scripts"))
+
+import fit_learned  # noqa: E402
+
+import memlab.stages.learned as learned  # noqa: E402
+from memlab.presets import memlab_best  # noqa: E402
+
+
+def test_the_pinned_base_is_the_engines_and_today_is_the_preset() -> None:
+    pinned = fit_learned.base_pipeline("pinned")
+    assert (
+        pinned.get_params()
+        == learned.memlab_learned(name="ltr-base", learned_model=()).get_params()
+    )
+    today = fit_learned.base_pipeline("today")
+    assert today.get_params() == memlab_best(name="ltr-base").get_params()
+    # The two differ where today's preset moved on (file context, the speaker rule).
+    assert today.file_context > 0 and pinned.file_context == 0
+    model = (("bias", 0.0, 1.0, 0.5),)
+    assert fit_learned.learned_system("today", learned_model=model).learned_model == model
+    with pytest.raises(ValueError, match="base must be one of pinned, today"):
+        fit_learned.learned_system("latest")
+
+
+def test_write_refuses_a_model_fitted_on_another_base() -> None:
+    r = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "fit_learned.py"), "--base", "today", "--write"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert r.returncode != 0
+    assert "--write needs --base pinned" in r.stderr
