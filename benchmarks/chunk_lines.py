@@ -243,7 +243,7 @@ def table(
         row["report p (recall@6 vs memlab-best-chunk)"] = (
             "reference"
             if v is ref
-            else round(paired_ttest(v["recall@6"][m], ref["recall@6"][m])[1], 4)
+            else float(f"{paired_ttest(v['recall@6'][m], ref['recall@6'][m])[1]:.2g}")
         )
         rows.append(row)
     return rows

@@ -377,7 +377,7 @@ def run_demo(
         " would be cut before it is embedded (OpenClaw's own embedders read whole chunks) and"
         " the weight would be tuned against truncation, not against the vector leg"
         f" (notebook 06 measures that cost); {st['truncated_chunks']} of {st['chunks']} chunks"
-        " are longer than the window here."
+        f" {'is' if st['truncated_chunks'] == 1 else 'are'} longer than the window here."
     )
 
     # --- why the weight question needs an OR keyword leg
