@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -284,6 +285,26 @@ def test_cli_eval_beam_leaves_abstention_out(
     assert row["n_queries"] == 4
     # BM25 finds the zebra line (chats 1 and 10: 1 each), 1 of 3 database spans, no "Order?"
     assert row["metrics"]["recall@5"] == pytest.approx((1 + 1 + 1 / 3 + 0) / 4)
+
+
+def test_cli_eval_says_how_the_stages_read_the_files(
+    beam_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    p = run(
+        "eval", "beam", "--path", str(beam_dir), "--unit", "turn", "--embedder", "hashing",
+        "--preset", "memlab-best", "--metrics", "recall@5",
+    )  # fmt: skip
+    m = re.search(
+        r"files: (\d+), read as conversations (\d+) \((\d+) user–assistant, (\d+) named "
+        r"speakers\), other (\d+)",
+        p.stdout,
+    )
+    assert m, p.stdout
+    files, conv, ua, named, other = map(int, m.groups())
+    # Every BEAM daily log is a user–assistant chat, so memlab-best's role rule and file
+    # context both apply to every file.
+    assert files > 0 and conv == ua == files and named == other == 0
 
 
 # --------------------------------------------------------------------------- shipped dev half

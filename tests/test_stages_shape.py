@@ -13,6 +13,7 @@ from memlab.stages.shape import (
     ROLE_NONE,
     ROLE_USER,
     chunk_roles,
+    file_shapes,
     speaker_role,
     user_assistant_files,
 )
@@ -89,6 +90,29 @@ def test_a_named_speaker_makes_the_file_named_and_segments_separate_files() -> N
     # Same path, two segments (two indexes merged): only the first has a named speaker.
     cs = FakeCandidates(texts, ["x.md"] * 4, segments=[0, 0, 1, 1])
     assert user_assistant_files(cs).tolist() == [False, False, True, True]
+
+
+def test_file_shapes_counts_each_file_once_by_what_the_stages_see() -> None:
+    texts = [
+        "## Batch 1 — March-15-2024",
+        "[m1] User: hi",
+        "[m2] Assistant: hello",
+        "## Session 1",
+        "[D1:1] Caroline: hey",
+        "[D1:2] Melanie: hi",
+        "- Hana: backend lead",  # a note: a list item is no speaker line
+        "- Ivo: frontend",
+        "just prose",
+    ]
+    paths = ["a.md"] * 3 + ["b.md"] * 3 + ["c.md"] * 2 + ["d.md"]
+    got = file_shapes(FakeCandidates(texts, paths))
+    assert got == {"files": 4, "conversations": 2, "user_assistant": 1, "named": 1}
+    assert file_shapes(FakeCandidates([], [])) == {
+        "files": 0,
+        "conversations": 0,
+        "user_assistant": 0,
+        "named": 0,
+    }
 
 
 # ----------------------------------------------------------- the neighbour rule by shape

@@ -176,11 +176,28 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_json(), indent=2, default=str))
         return 0
     print(f"{lab!r}")
+    print(shapes_line(lab, systems))
     print(res.format(settings=not args.no_settings))
     if args.by_category:
         print(f"\n{metrics[0]} by category:")
         print(res.by_category(metrics[0]).round(3).to_string())
     return 0
+
+
+def shapes_line(lab: Any, systems: list[Any]) -> str:
+    """One line saying how the shape-aware stages read the dataset's files
+    (``memlab.stages.shape.file_shapes`` over the first system's candidates, already
+    retrieved by the run): conversations get ``file_context``, user–assistant files the
+    role rule of ``neighbor_shape="roles"``."""
+    from memlab.stages.shape import file_shapes
+
+    cs = next(iter(lab.candidates_for(systems[:1]).values())).cs
+    n = file_shapes(cs)
+    return (
+        f"files: {n['files']}, read as conversations {n['conversations']} "
+        f"({n['user_assistant']} user–assistant, {n['named']} named speakers), "
+        f"other {n['files'] - n['conversations']} (memlab.stages.shape)"
+    )
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
