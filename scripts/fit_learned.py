@@ -298,7 +298,7 @@ def main() -> int:
         choices=BASES,
         default="pinned",
         help="the score the model corrects: 'pinned' (learned.LEARNED_BASE, what the engine's "
-        "FITTED_MODEL was fitted on) or 'today' (today's memlab-best; cannot be --write-n)",
+        "FITTED_MODEL was fitted on) or 'today' (today's memlab-best; not with --write)",
     )
     args = ap.parse_args()
     if args.write and args.base != "pinned":

@@ -296,15 +296,28 @@ def test_cli_eval_says_how_the_stages_read_the_files(
         "--preset", "memlab-best", "--metrics", "recall@5",
     )  # fmt: skip
     m = re.search(
-        r"files: (\d+), read as conversations (\d+) \((\d+) user–assistant, (\d+) named "
-        r"speakers\), other (\d+)",
+        r"memlab-best reads (\d+) files: file context in (\d+) conversations; role rule in "
+        r"(\d+) user–assistant files, prev/next window in the other (\d+)",
         p.stdout,
     )
     assert m, p.stdout
-    files, conv, ua, named, other = map(int, m.groups())
+    files, conv, ua, other = map(int, m.groups())
     # Every BEAM daily log is a user–assistant chat, so memlab-best's role rule and file
     # context both apply to every file.
-    assert files > 0 and conv == ua == files and named == other == 0
+    assert files > 0 and conv == ua == files and other == 0
+    # The role rule switched off: the line names only the stage that runs.
+    p = run(
+        "eval", "beam", "--path", str(beam_dir), "--unit", "turn", "--embedder", "hashing",
+        "--preset", "memlab-best", "--set", "neighbor_shape=off", "--metrics", "recall@5",
+    )  # fmt: skip
+    assert f"reads {files} files: file context in {conv} conversations (" in p.stdout
+    assert "role rule" not in p.stdout
+    # No shape-aware stage, no line.
+    p = run(
+        "eval", "beam", "--path", str(beam_dir), "--unit", "turn", "--embedder", "hashing",
+        "--preset", "bm25", "--metrics", "recall@5",
+    )  # fmt: skip
+    assert "reads" not in p.stdout and "role rule" not in p.stdout
 
 
 # --------------------------------------------------------------------------- shipped dev half

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -34,12 +33,13 @@ def test_the_pinned_base_is_the_engines_and_today_is_the_preset() -> None:
         fit_learned.learned_system("latest")
 
 
-def test_write_refuses_a_model_fitted_on_another_base() -> None:
-    r = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "fit_learned.py"), "--base", "today", "--write"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    assert r.returncode != 0
-    assert "--write needs --base pinned" in r.stderr
+def test_write_refuses_a_model_fitted_on_another_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    # In-process, with the data loader disarmed: a broken guard fails here at once instead
+    # of running the whole fit and writing FITTED_MODEL into the engine.
+    def no_load() -> None:
+        raise AssertionError("the guard must stop before any data is loaded")
+
+    monkeypatch.setattr(fit_learned, "load", no_load)
+    monkeypatch.setattr(sys, "argv", ["fit_learned.py", "--base", "today", "--write"])
+    with pytest.raises(SystemExit, match="--write needs --base pinned"):
+        fit_learned.main()

@@ -103,15 +103,18 @@ def test_file_shapes_counts_each_file_once_by_what_the_stages_see() -> None:
         "- Hana: backend lead",  # a note: a list item is no speaker line
         "- Ivo: frontend",
         "just prose",
+        "[m9] User: one request",  # e.md: user–assistant (role rule) but mostly prose,
+        "more prose",  # so not a conversation (no file context)
+        "and more",
     ]
-    paths = ["a.md"] * 3 + ["b.md"] * 3 + ["c.md"] * 2 + ["d.md"]
+    paths = ["a.md"] * 3 + ["b.md"] * 3 + ["c.md"] * 2 + ["d.md"] + ["e.md"] * 3
     got = file_shapes(FakeCandidates(texts, paths))
-    assert got == {"files": 4, "conversations": 2, "user_assistant": 1, "named": 1}
+    # Conversations a, b; user–assistant a, e (the two tests do not nest).
+    assert got == {"files": 5, "conversations": 2, "user_assistant": 2}
     assert file_shapes(FakeCandidates([], [])) == {
         "files": 0,
         "conversations": 0,
         "user_assistant": 0,
-        "named": 0,
     }
 
 

@@ -176,7 +176,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_json(), indent=2, default=str))
         return 0
     print(f"{lab!r}")
-    print(shapes_line(lab, systems))
+    line = shapes_line(lab, systems)
+    if line:
+        print(line)
     print(res.format(settings=not args.no_settings))
     if args.by_category:
         print(f"\n{metrics[0]} by category:")
@@ -184,20 +186,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def shapes_line(lab: Any, systems: list[Any]) -> str:
+def shapes_line(lab: Any, systems: list[Any]) -> str | None:
     """One line saying how the shape-aware stages read the dataset's files
-    (``memlab.stages.shape.file_shapes`` over the first system's candidates, already
-    retrieved by the run): conversations get ``file_context``, user–assistant files the
-    role rule of ``neighbor_shape="roles"``."""
+    (``memlab.stages.shape.file_shapes``) for the first system that has one
+    (``file_context > 0`` or ``neighbor_shape != "off"``), over its candidates, which the
+    run already retrieved; None when no system has a shape-aware stage."""
     from memlab.stages.shape import file_shapes
 
-    cs = next(iter(lab.candidates_for(systems[:1]).values())).cs
-    n = file_shapes(cs)
-    return (
-        f"files: {n['files']}, read as conversations {n['conversations']} "
-        f"({n['user_assistant']} user–assistant, {n['named']} named speakers), "
-        f"other {n['files'] - n['conversations']} (memlab.stages.shape)"
-    )
+    aware = [p for p in systems if p.file_context > 0 or p.neighbor_shape != "off"]
+    if not aware:
+        return None
+    p = aware[0]
+    n = file_shapes(lab.candidates_for([p])[p.name].cs)
+    parts = []
+    if p.file_context > 0:
+        parts.append(f"file context in {n['conversations']} conversations")
+    if p.neighbor_shape == "roles":
+        parts.append(
+            f"role rule in {n['user_assistant']} user–assistant files, prev/next window in "
+            f"the other {n['files'] - n['user_assistant']}"
+        )
+    return f"{p.name} reads {n['files']} files: {'; '.join(parts)} (memlab.stages.shape)"
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -151,22 +151,20 @@ def user_assistant_files(cs: CandidateSet) -> np.ndarray:
 
 
 def file_shapes(cs: CandidateSet) -> dict[str, int]:
-    """How many files of the candidate set's table the shape-aware stages see as what:
-    ``files`` (all), ``conversations`` (`conversation_files`: where ``file_context`` adds
-    the file's best score), ``user_assistant`` (`user_assistant_files`: where
-    ``neighbor_shape="roles"`` uses the role rule) and ``named`` (conversations that are
-    not user–assistant: the named-speaker window). A file counts once whatever its number
-    of chunks; an empty table gives zeros."""
+    """How many files of the candidate set's table the shape-aware stages see as what, as
+    two independent tests: ``conversations`` (`conversation_files`: where ``file_context``
+    adds the file's best score) and ``user_assistant`` (`user_assistant_files`: where
+    ``neighbor_shape="roles"`` uses the role rule; every other file keeps the prev/next
+    window), out of ``files``. A user–assistant file need not be a conversation (one
+    ``User:`` line among prose), so the two counts do not nest. A file counts once
+    whatever its number of chunks; an empty table gives zeros."""
     t = cs.table
     if len(t) == 0:
-        return {"files": 0, "conversations": 0, "user_assistant": 0, "named": 0}
+        return {"files": 0, "conversations": 0, "user_assistant": 0}
     fid = file_ids(t)
     first = np.unique(fid, return_index=True)[1]
-    conv = conversation_files(cs)[first]
-    ua = user_assistant_files(cs)[first]
     return {
         "files": int(first.size),
-        "conversations": int(conv.sum()),
-        "user_assistant": int(ua.sum()),
-        "named": int((conv & ~ua).sum()),
+        "conversations": int(conversation_files(cs)[first].sum()),
+        "user_assistant": int(user_assistant_files(cs)[first].sum()),
     }
