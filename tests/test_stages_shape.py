@@ -65,17 +65,19 @@ def test_speaker_role(text: str, role: int) -> None:
     assert speaker_role(text) == role
 
 
+# A user–assistant batch (a.md) and a session between named people (b.md).
+TWO_CHATS = [
+    "## Batch 1 — March-15-2024",
+    "[m1] User: hi",
+    "[m2] Assistant: hello",
+    "## Session 1",
+    "[D1:1] Caroline: hey",
+    "[D1:2] Melanie: hi",
+]
+
+
 def test_user_assistant_files_from_the_lines_only() -> None:
-    texts = [
-        "## Batch 1 — March-15-2024",
-        "[m1] User: hi",
-        "[m2] Assistant: hello",
-        "## Session 1",
-        "[D1:1] Caroline: hey",
-        "[D1:2] Melanie: hi",
-        "[m3] User: only users here",
-        "just prose",
-    ]
+    texts = [*TWO_CHATS, "[m3] User: only users here", "just prose"]
     paths = ["a.md", "a.md", "a.md", "b.md", "b.md", "b.md", "c.md", "d.md"]
     cs = FakeCandidates(texts, paths)
     roles = chunk_roles(cs)
@@ -94,12 +96,7 @@ def test_a_named_speaker_makes_the_file_named_and_segments_separate_files() -> N
 
 def test_file_shapes_counts_each_file_once_by_what_the_stages_see() -> None:
     texts = [
-        "## Batch 1 — March-15-2024",
-        "[m1] User: hi",
-        "[m2] Assistant: hello",
-        "## Session 1",
-        "[D1:1] Caroline: hey",
-        "[D1:2] Melanie: hi",
+        *TWO_CHATS,
         "- Hana: backend lead",  # a note: a list item is no speaker line
         "- Ivo: frontend",
         "just prose",
