@@ -53,6 +53,7 @@ from benchmarks.units_quality import base_embedder, datasets, split_summary
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.eval.protocol import conversation_halves
 from memlab.eval.significance import paired_ttest
+from memlab.fusion import normalize
 from memlab.pipeline import Pipeline, Ranking
 from memlab.presets import memlab_best, memlab_best_chunk, preset
 
@@ -85,16 +86,6 @@ def best_line_scores(
     for path, ln, s in zip(line_paths, line_no, line_score, strict=True):
         hit = (chunk_paths == path) & (chunk_start <= ln) & (chunk_end >= ln)
         out[hit] = np.fmax(out[hit], s)
-    return out
-
-
-def zscore(x: np.ndarray) -> np.ndarray:
-    """``(x − mean) / sd`` over the finite entries (population sd); NaN stays NaN; all
-    zeros when the finite entries are constant (or fewer than two)."""
-    f = np.isfinite(x)
-    out = np.where(f, 0.0, np.nan)
-    if f.sum() >= 2 and np.ptp(x[f]) > 0:
-        out[f] = (x[f] - x[f].mean()) / x[f].std()
     return out
 
 
@@ -157,12 +148,13 @@ def chunk_view(lab: Lab) -> tuple[LabCandidates, np.ndarray, np.ndarray]:
 
 def mix_scores(base: np.ndarray, line: np.ndarray, keep: np.ndarray, a: float) -> np.ndarray:
     """One query's mix ``z(base) + a · z(line)`` over the kept columns (NaN elsewhere): each
-    view z-scored over the kept columns (`zscore`); a kept column without a line score takes
+    view z-scored over the kept columns (``memlab.fusion.normalize(·, "zscore")``: population
+    sd, a constant view gives 0); a kept column without a line score takes
     the lowest line score of the kept columns (all 0 when none has one)."""
     s_line = np.where(keep, line, np.nan)
     floor = np.nanmin(s_line) if np.isfinite(s_line).any() else 0.0
     s_line = np.where(keep & ~np.isfinite(s_line), floor, s_line)
-    return zscore(np.where(keep, base, np.nan)) + a * zscore(s_line)
+    return normalize(np.where(keep, base, np.nan), "zscore") + a * normalize(s_line, "zscore")
 
 
 def choose(objective: dict[str, float], simplest_first: tuple[str, ...]) -> str:

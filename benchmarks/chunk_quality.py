@@ -285,11 +285,23 @@ def maxsim_scores(lc: Any, inner: Any, pooled: Any, embedder: Any) -> None:
     cs.vec_rank[...] = np.where(has, rank, -1)
 
 
+def rescore_maxsim(lab: Lab, systems: list[Pipeline], inner: Any) -> None:
+    """Apply `maxsim_scores` once to each distinct cached candidate set ``systems`` rank on
+    ``lab`` (several systems share one), with ``inner``'s max-pooled windows."""
+    from memlab.embed.pooled import PooledEmbedder
+
+    pooled = PooledEmbedder(inner, pooling="max")
+    done: set[int] = set()
+    for lc in lab.candidates_for(systems).values():
+        if id(lc) not in done:
+            maxsim_scores(lc, inner, pooled, lab.embedder)
+            done.add(id(lc))
+
+
 def part_maxsim(sets: dict[str, Any]) -> dict[str, Any]:
     """MaxSim vector leg (``maxsim_scores``) against the truncated chunk vector, for the
     vector leg alone (every chunk a candidate), ``memlab-best-chunk`` and its vector weights
     0.4 / 0.5 (a stronger vector leg may deserve more weight)."""
-    from memlab.embed.pooled import PooledEmbedder
     from memlab.eval.experiment import run_experiment
 
     best = memlab_best_chunk()
@@ -314,12 +326,7 @@ def part_maxsim(sets: dict[str, Any]) -> dict[str, Any]:
             {**r, "system": f"{r['system']} (truncated)"}
             for r in means(run_experiment(pts, lab, METRICS), halves, METRICS)
         ]
-        pooled = PooledEmbedder(inner, pooling="max")
-        done: set[int] = set()
-        for lc in lab.candidates_for(pts).values():
-            if id(lc) not in done:
-                maxsim_scores(lc, inner, pooled, lab.embedder)
-                done.add(id(lc))
+        rescore_maxsim(lab, pts, inner)
         rows += [
             {**r, "system": f"{r['system']} (maxsim)"}
             for r in means(run_experiment(pts, lab, METRICS), halves, METRICS)
@@ -355,7 +362,6 @@ def part_joint(sets: dict[str, Any]) -> dict[str, Any]:
     LoCoMo; BEAM must not lose); also shown: the best sum of both tune recall@6."""
     import pandas as pd
 
-    from memlab.embed.pooled import PooledEmbedder
     from memlab.eval.experiment import run_experiment
 
     pts = joint_points()
@@ -369,12 +375,7 @@ def part_joint(sets: dict[str, Any]) -> dict[str, Any]:
         halves = {f"{name} tune": tune, f"{name} report": rep}
         for variant in ("truncated", "maxsim"):
             if variant == "maxsim":
-                pooled = PooledEmbedder(inner, pooling="max")
-                done: set[int] = set()
-                for lc in lab.candidates_for(pts).values():
-                    if id(lc) not in done:
-                        maxsim_scores(lc, inner, pooled, lab.embedder)
-                        done.add(id(lc))
+                rescore_maxsim(lab, pts, inner)
             t0 = time.perf_counter()
             res = run_experiment(pts, lab, METRICS)
             log(f"joint {name} {variant}: {len(pts)} points, {time.perf_counter() - t0:.0f} s")
