@@ -225,3 +225,13 @@ def test_identical_rankings_are_detected_and_marked(lab: Lab) -> None:
     res2 = run_experiment(systems[:3], lab, ["recall@6"])
     assert res2.info["identical_rankings"] == []
     assert "note" not in res2.format().splitlines()[0]
+
+
+def test_score_of_a_given_ranking_equals_the_pipelines_own(lab: Lab) -> None:
+    p = preset("bm25")
+    lc = lab.candidates_for_system(p)
+    own = lc.score(p, ["recall@6"])
+    given = lc.score(None, ["recall@6"], ranking=p.rank(lc.cs))
+    np.testing.assert_array_equal(own["recall@6"], given["recall@6"])
+    with pytest.raises(ValueError, match="score needs a pipeline or a ranking"):
+        lc.score(None, ["recall@6"])

@@ -111,9 +111,11 @@ class LabCandidates:
         """Per-query metric values [Q] of one system (queries without evidence are NaN):
         of ``ranking`` when given (its columns index ``cs``; ``pipeline`` may then be None),
         else of ``pipeline.rank(cs)``."""
-        if ranking is None and pipeline is None:
-            raise ValueError("score needs a pipeline or a ranking")
-        r = ranking if ranking is not None else pipeline.rank(self.cs)  # type: ignore[union-attr]
+        if ranking is None:
+            if pipeline is None:
+                raise ValueError("score needs a pipeline or a ranking")
+            ranking = pipeline.rank(self.cs)
+        r = ranking
         specs = [parse_metric(m) for m in metrics]
         tokens = None
         if any(s.kind == "budget_recall" for s in specs):
