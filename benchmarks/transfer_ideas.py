@@ -329,6 +329,18 @@ def main() -> int:
     print_table([row(k, v) for k, v in ref.items()])
     out["reference_tune"] = ref
     chosen: dict[str, dict[str, Any]] = {}
+
+    def idea(key: str, title: str, pts: list[dict[str, Any]], halves: tuple[str, ...]) -> dict:
+        """Choose among ``pts`` on ``halves`` (`choose`), print ``title``, the choice, its
+        verdict against the base on every tune half and the top rows; record them under
+        ``out[key]``; return the chosen parameters."""
+        kw, top = choose(bench, base, pts, halves)
+        r = bench.eval(base.replace(**kw), TUNE)
+        print(f"\n{title}: {kw}; {verdict(b0, r)}")
+        print_table(top)
+        out[key] = {"chosen": kw, "top": top, "verdict": verdict(b0, r), "tune": r}
+        return kw
+
     with (
         registered(FILE_MEAN),
         registered(UA_WINDOW, after="neighbor"),
@@ -339,41 +351,20 @@ def main() -> int:
         pts = [{"file_context": w} for w in FILE_W] + [
             {"tx_file_mean": w, "tx_file_top": m} for w, m in itertools.product(FILE_W, FILE_TOP)
         ]
-        kw, top = choose(bench, base, pts, both)
-        r = bench.eval(base.replace(**kw), TUNE)
-        chosen["a"] = kw
-        print(f"\na. file context; chosen on tune: {kw}; {verdict(b0, r)}")
-        print_table(top)
-        out["a"] = {"chosen": kw, "top": top, "verdict": verdict(b0, r), "tune": r}
+        chosen["a"] = idea("a", "a. file context; chosen on tune", pts, both)
         log(f"a: {time.perf_counter() - t0:.0f} s")
         # b. wider neighbour window in named-speaker files (BEAM: user–assistant, neutral)
         t0 = time.perf_counter()
         pts = [{**g, "neighbor_agg": agg} for agg in ("max", "sum") for g in grid(WINDOW)]
-        kw, top = choose(bench, base, pts, ("L-q tune",))
-        r = bench.eval(base.replace(**kw), TUNE)
-        chosen["b"] = kw
-        print(
-            f"\nb. neighbour window (named speakers); chosen on LoCoMo tune: {kw}; {verdict(b0, r)}"
-        )
-        print_table(top)
-        out["b"] = {"chosen": kw, "top": top, "verdict": verdict(b0, r), "tune": r}
-        kw_ua, top_ua = choose(bench, base, grid(UA_GRID), ("B tune",))
-        r_ua = bench.eval(base.replace(**kw_ua), TUNE)
-        print(
-            f"\nb'. neighbour window (user–assistant, prototype); chosen on BEAM tune: {kw_ua};"
-            f" {verdict(b0, r_ua)}"
-        )
-        print_table(top_ua)
-        out["b_user_assistant"] = {"chosen": kw_ua, "top": top_ua, "verdict": verdict(b0, r_ua)}
+        title = "b. neighbour window (named speakers); chosen on LoCoMo tune"
+        chosen["b"] = idea("b", title, pts, ("L-q tune",))
+        title = "b'. neighbour window (user–assistant, prototype); chosen on BEAM tune"
+        idea("b_user_assistant", title, grid(UA_GRID), ("B tune",))
         log(f"b: {time.perf_counter() - t0:.0f} s")
         # c. Rocchio on the vector leg
         t0 = time.perf_counter()
-        kw, top = choose(bench, base, grid(PRF_GRID), both)
-        r = bench.eval(base.replace(**kw), TUNE)
-        chosen["c"] = kw
-        print(f"\nc. vector PRF (Rocchio, prototype); chosen on tune: {kw}; {verdict(b0, r)}")
-        print_table(top)
-        out["c"] = {"chosen": kw, "top": top, "verdict": verdict(b0, r), "tune": r}
+        title = "c. vector PRF (Rocchio, prototype); chosen on tune"
+        chosen["c"] = idea("c", title, grid(PRF_GRID), both)
         log(f"c: {time.perf_counter() - t0:.0f} s")
         # combined: the kept engine parameters (a: file_context; b: the window), one joint grid
         t0 = time.perf_counter()
