@@ -126,3 +126,32 @@ def test_missing_dataset_is_clear(tmp_path: Path) -> None:
         "eval", "folder", "--path", str(tmp_path / "none"), "--embedder", "hashing", check=False
     )
     assert p.returncode == 2 and "not found" in p.stderr
+
+
+def test_eval_reads_another_local_model_folder(corpus: Path, tmp_path: Path) -> None:
+    from memlab.embed.local import packaged_model_path
+
+    args = ["eval", "synthetic", "--path", str(corpus), "--unit", "turn", "--preset", "vector"]
+    args += ["--metrics", "recall@6,ndcg@10", "--json"]
+    default = json.loads(run(*args).stdout)
+    # The packaged model's folder given as --model: another model by name (its own index),
+    # the same vectors, so the same figures.
+    folder = json.loads(run(*args, "--model", str(packaged_model_path())).stdout)
+    assert [s["metrics"] for s in folder] == [s["metrics"] for s in default]
+    assert default[0]["metrics"]["recall@6"] > 0
+    bad = run(*args, "--embedder", "hashing", "--model", str(tmp_path), check=False)
+    assert bad.returncode == 2 and "--model" in bad.stderr and "--embedder local" in bad.stderr
+    missing = run(*args, "--model", str(tmp_path / "nope"), check=False)
+    assert missing.returncode == 2 and "nope" in missing.stderr and "--model" in missing.stderr
+    # The model is checked before the data set is read: a bad --model is the error named,
+    # though the data set is missing too.
+    both = run(
+        "eval",
+        "folder",
+        "--path",
+        str(tmp_path / "no-data"),
+        "--model",
+        str(tmp_path / "nope"),
+        check=False,
+    )
+    assert both.returncode == 2 and "--model" in both.stderr and "no-data" not in both.stderr

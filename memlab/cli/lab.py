@@ -127,13 +127,21 @@ def _lab(args: argparse.Namespace) -> Any:
     is the tokenizer of the systems that do not declare their own."""
     from memlab.eval.lab import PresetLab
 
-    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
     embedder: Any = args.embedder
     backend = getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND)
-    if embedder == "local" and backend != DEFAULT_LOCAL_BACKEND:
+    model = getattr(args, "model", None)
+    if model is not None and embedder != "local":
+        raise LabError(
+            f"--model names a local model folder: use it with --embedder local, not {embedder}"
+        )
+    if embedder == "local" and (backend != DEFAULT_LOCAL_BACKEND or model is not None):
         from memlab.embed import resolve_embedder
 
-        embedder = resolve_embedder("local", backend=backend)
+        try:
+            embedder = resolve_embedder("local", model=model, backend=backend)
+        except ValueError as exc:
+            raise LabError(f"--model: {exc}") from exc
+    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
     return PresetLab(ds, embedder=embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer)
 
 
@@ -366,6 +374,11 @@ def _dataset_args(p: argparse.ArgumentParser) -> None:
         help="OpenClaw chunks or one turn/line per unit",
     )
     p.add_argument("--embedder", choices=LAB_EMBEDDERS, default="local")
+    p.add_argument(
+        "--model",
+        help="another local sentence-transformers model folder for --embedder local (default:"
+        " the packaged all-MiniLM-L6-v2; nothing is downloaded); its indexes are its own",
+    )
     p.add_argument(
         "--local-backend",
         choices=LOCAL_BACKENDS,
