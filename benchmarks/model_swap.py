@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from benchmarks._common import log, parser, print_table, report
+from benchmarks.chunk_lines import choose
 from benchmarks.units_quality import base_embedder
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import HALVES, conversation_halves, question_halves
@@ -50,8 +51,12 @@ from memlab.eval.significance import paired_ttest
 from memlab.pipeline import Pipeline
 from memlab.presets import memlab_best, memlab_best_chunk, preset
 
-TURN_METRICS = ["recall@5", "recall@10", "ndcg@10"]
-CHUNK_METRICS = ["recall@6", "recall@10", "ndcg@10"]
+# The metrics of each unit, and the one its report-half t-test compares.
+METRICS = {
+    "turn": ["recall@5", "recall@10", "ndcg@10"],
+    "chunk": ["recall@6", "recall@10", "ndcg@10"],
+}
+P_OF = {"turn": "recall@10", "chunk": "recall@6"}
 WEIGHTS = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 # The tune halves the weight is chosen on (names of `main`'s halves).
 CHOOSE_ON = ("locomo q", "beam")
@@ -82,17 +87,15 @@ def objective(rows: dict[str, float], unit: str) -> float:
 
 def choose_weight(tune_means: dict[str, dict[str, float]], unit: str, own: str) -> str:
     """The weight point with the best mean tune objective over the halves; a tie at the
-    fourth digit goes to ``own`` (the preset's weight), then to the first listed."""
-    score = {name: round(objective(m, unit), 4) for name, m in tune_means.items()}
-    top = max(score.values())
-    tied = [n for n, s in score.items() if s == top]
-    return own if own in tied else tied[0]
+    fourth digit goes to ``own`` (the preset's weight), then to the first listed
+    (``benchmarks.chunk_lines.choose``, the studies' one tie rule)."""
+    return choose({name: objective(m, unit) for name, m in tune_means.items()}, (own,))
 
 
 def per_query(ds: Any, emb: Any, unit: str, pts: list[Pipeline]) -> tuple[dict, list[str]]:
     """system name → metric → per-question values [Q], and the qids (rows)."""
     lab = Lab(ds, embedder=emb, unit=unit, progress=None, cache_vectors=True)
-    metrics = TURN_METRICS if unit == "turn" else CHUNK_METRICS
+    metrics = METRICS[unit]
     out: dict[str, dict[str, np.ndarray]] = {}
     qids: list[str] | None = None
     for p in pts:
@@ -130,7 +133,7 @@ def summarise(
     is NaN). ``bm25`` reads no vectors,
     so it has one row, the packaged model's. ``values``: (dataset name, model) → system →
     metric → [Q]; ``halves``: name → (dataset, (tune qids, report qids))."""
-    metrics = TURN_METRICS if unit == "turn" else CHUNK_METRICS
+    metrics = METRICS[unit]
     base_pts = systems(unit)
     best = base_pts[-1]
     points = [p.name for p in weight_points(best)]
@@ -150,7 +153,7 @@ def summarise(
     shown += [(model, p.name) for p in base_pts[:-1] if p.vector]
     shown += [(model, n) for n in dict.fromkeys([own, chosen])]
     ref_of = {p.name: p.name for p in base_pts} | {n: best.name for n in points}
-    key = "recall@10" if unit == "turn" else "recall@6"
+    key = P_OF[unit]
     rows = []
     for emb, name in shown:
         row: dict[str, Any] = {"model": emb, "system": name}
@@ -212,6 +215,12 @@ def main() -> int:
         help="time both models on the first N texts of each set (default 64; 0 = off)",
     )
     args = ap.parse_args()
+    units = args.units.split(",")
+    if bad := [u for u in units if u not in METRICS]:
+        ap.error(f"--units: {', '.join(bad)} is not a unit; choose from {', '.join(METRICS)}")
+    model = Path(args.model).expanduser()
+    if not model.is_dir():
+        ap.error(f"--model: {model} is not a folder (a sentence-transformers model folder)")
     from memlab.datasets.beam import load_beam
     from memlab.datasets.locomo import load_locomo
     from memlab.embed.local import SentenceTransformerEmbedder
@@ -222,7 +231,6 @@ def main() -> int:
         "locomo conv": (locomo, conversation_halves(locomo)),
         "beam": (beam, conversation_halves(beam)),
     }
-    model = Path(args.model).expanduser()
     out: dict[str, Any] = {
         "halves": {
             "locomo q": HALVES["question"],
@@ -232,7 +240,7 @@ def main() -> int:
         "model": model.name,
         "units": {},
     }
-    for unit in args.units.split(","):
+    for unit in units:
         base_pts = systems(unit)
         other_pts = [*base_pts[:-1], *weight_points(base_pts[-1])]
         values: Values = {}

@@ -147,3 +147,31 @@ def test_per_query_scores_every_system_on_the_same_questions(
             assert arr.shape == (len(qids),)
             finite = arr[np.isfinite(arr)]
             assert finite.size and ((finite >= 0) & (finite <= 1)).all()
+
+
+@pytest.mark.parametrize(
+    ("good_folder", "units", "said"),
+    [
+        (True, "turn,turns", "--units: turns is not a unit"),
+        (False, "turn", "is not a folder"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_data_is_read(
+    good_folder: bool,
+    units: str,
+    said: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    import benchmarks.model_swap as ms
+
+    def no_data() -> None:
+        raise AssertionError("a data set was loaded")
+
+    folder = tmp_path if good_folder else tmp_path / "no-such-folder"
+    monkeypatch.setattr("memlab.datasets.locomo.load_locomo", no_data)
+    monkeypatch.setattr(sys, "argv", ["model_swap.py", "--model", str(folder), "--units", units])
+    with pytest.raises(SystemExit) as exc:
+        ms.main()
+    assert exc.value.code == 2 and said in capsys.readouterr().err

@@ -115,16 +115,15 @@ class LabCandidates:
             if pipeline is None:
                 raise ValueError("score needs a pipeline or a ranking")
             ranking = pipeline.rank(self.cs)
-        r = ranking
         specs = [parse_metric(m) for m in metrics]
         tokens = None
         if any(s.kind == "budget_recall" for s in specs):
             tok = self.chunk_tokens()
-            safe = np.where(r.columns >= 0, r.columns, 0)
+            safe = np.where(ranking.columns >= 0, ranking.columns, 0)
             pos = np.take_along_axis(self.cs.pos, safe, axis=1)
-            tokens = np.where(r.columns >= 0, tok[pos], 0.0)
+            tokens = np.where(ranking.columns >= 0, tok[pos], 0.0)
         h = hits_from_topk(
-            self.covers, r.columns, self.spans, tokens=tokens, include_no_evidence=True
+            self.covers, ranking.columns, self.spans, tokens=tokens, include_no_evidence=True
         )
         values = evaluate_hits(h, specs)
         has = self.spans.has_evidence
