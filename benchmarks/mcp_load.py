@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import re
 import shutil
 import subprocess
 import sys
@@ -48,6 +47,7 @@ from benchmarks._common import (
     report,
 )
 from benchmarks.mcp_latency import local_index, percentiles, server_args
+from memlab.server import serving_url
 
 FULL = {"chunks": 10_000, "clients": 50, "seconds": 60.0, "append_every": 2.0, "watch_ms": 1500}
 QUICK = {"chunks": 500, "clients": 8, "seconds": 6.0, "append_every": 0.4, "watch_ms": 300}
@@ -79,9 +79,9 @@ def start_server(ws: Path, db: Path, watch_ms: int) -> tuple[subprocess.Popen[by
     def drain() -> None:  # read stderr to its end so the pipe never fills
         assert proc.stderr is not None
         for raw in proc.stderr:
-            m = re.search(r"serving (http://\S+)", raw.decode(errors="replace"))
-            if m and not found:
-                found.append(m.group(1))
+            url = serving_url(raw.decode(errors="replace"))
+            if url and not found:
+                found.append(url)
                 ready.set()
         ready.set()
 

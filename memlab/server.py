@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hmac
 import inspect
+import re
 import socket
 import sys
 import threading
@@ -50,9 +51,11 @@ __all__ = [
     "QUERY_THREADS",
     "SYNC_WAIT_S",
     "MemoryService",
+    "announce_serving",
     "build_server",
     "serve_http",
     "serve_stdio",
+    "serving_url",
     "single_query_threads",
 ]
 
@@ -66,6 +69,12 @@ STALE_CHECK_S = 1.0
 QUERY_THREADS = 1
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
+# The announced address: a host (a bracketed IPv6 literal or a name without ``/`` or ``:``),
+# a port, then MCP_PATH. Anchored on the path, so text another thread wrote right after
+# the line (a merged line, see announce_serving) is not read as part of the URL.
+SERVING_RE = re.compile(
+    r"serving (http://(?:\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+):\d+" + re.escape(MCP_PATH) + ")"
+)
 KW = inspect.Parameter.KEYWORD_ONLY
 GET_FROM = Annotated[int | None, Field(alias="from", description="first line, 1-based")]
 GET_CORPUS = Annotated[str | None, Field(description="memory, wiki or all (release 2026.9.6)")]
@@ -412,7 +421,11 @@ def serve_http(
     """Serve Streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted.
 
     ``port`` 0 picks a free port; the bound address is printed on stderr
-    (``memlab mcp: serving http://HOST:PORT/mcp``) once the socket listens. ``Host``
+    (``memlab mcp: serving http://HOST:PORT/mcp``, one whole line: ``announce_serving``;
+    ``serving_url`` reads it back) once the socket listens. A client may connect at once:
+    uvicorn starts the app (its lifespan: the SDK's session manager) before it accepts,
+    so an early connection waits in the listen backlog rather than meeting a half-started
+    app. ``Host``
     must be ``HOST:port`` (or a loopback name when ``HOST`` is one) or one of
     ``allowed_hosts``; an ``Origin``, when sent, must be ``http://`` one of those or
     one of ``allowed_origins`` (exact, or ``scheme://name:*`` for any port).
@@ -437,6 +450,31 @@ def serve_http(
     sock.listen(128)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    print(f"memlab mcp: serving http://{shown}:{bound}{MCP_PATH}", file=sys.stderr, flush=True)
+    announce_serving(f"http://{shown}:{bound}{MCP_PATH}")
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
+
+
+def announce_serving(url: str) -> None:
+    """Print ``memlab mcp: serving URL`` on stderr as one write, newline included.
+
+    ``print()`` writes the text and its newline in two calls; the watcher thread logs on
+    stderr at the same moment (its first sync), and its text could land between them:
+    ``…/mcpmemlab watch: synced …`` on one line, which a client reading the URL up to the
+    next space took for the path (404 on every request). One ``write`` keeps the line
+    whole: another thread's text can only come before it or after its newline.
+    """
+    sys.stderr.write(f"memlab mcp: serving {url}\n")
+    sys.stderr.flush()
+
+
+def serving_url(text: str) -> str | None:
+    """The URL of the first ``memlab mcp: serving http://HOST:PORT/mcp`` in ``text``, or
+    None when there is none.
+
+    The match ends at the MCP path, so text glued right after it (another process's or
+    an older server's output in the same stream) is not taken into the URL; a bracketed
+    IPv6 host (``http://[::1]:PORT/mcp``) is kept as printed.
+    """
+    m = SERVING_RE.search(text)
+    return m.group(1) if m else None

@@ -106,7 +106,10 @@ def watch(
 
     def log(msg: str) -> None:
         if verbose:
-            print(msg, file=sys.stderr, flush=True)
+            # One write of the whole line: print() writes the text and the newline in two
+            # calls, and another thread (the MCP server announcing its URL) can land between.
+            sys.stderr.write(msg + "\n")
+            sys.stderr.flush()
 
     failures = 0
     retry_at = 0.0

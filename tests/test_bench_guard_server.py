@@ -26,11 +26,24 @@ MIN_COLD_TORCH_OVER_ONNX = 3.0
 MAX_CALL_OVER_EMBED = 12.0
 # Modules the onnx query path and `import memlab` must not load (issue 16, item 2).
 TORCH_STACK = {"torch", "sentence_transformers", "transformers", "sklearn"}
+# Characters of a failed script's stderr kept from each end in the assertion message.
+STDERR_KEEP = 3000
 
 
 @pytest.fixture(scope="module")
 def bench_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("bench-cache")
+
+
+def head_and_tail(text: str, keep: int = STDERR_KEEP) -> str:
+    """``text`` whole when it is at most ``2 * keep`` characters long, else its first and
+    last ``keep`` characters around a note of how many were cut. The head holds the
+    script's own log and an exception group's raising frame, the tail the innermost
+    errors; a tail alone lost the frame that raised (the mcp_load 404 flake)."""
+    if len(text) <= 2 * keep:
+        return text
+    cut = len(text) - 2 * keep
+    return f"{text[:keep]}\n[... {cut} characters cut ...]\n{text[-keep:]}"
 
 
 def run_quick(script: str, out: Path, cache: Path, *extra: str) -> dict[str, Any]:
@@ -40,7 +53,7 @@ def run_quick(script: str, out: Path, cache: Path, *extra: str) -> dict[str, Any
     r = subprocess.run(
         [*cmd, *extra], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
     )
-    assert r.returncode == 0, f"{script} failed ({r.returncode}):\n{r.stderr[-3000:]}"
+    assert r.returncode == 0, f"{script} failed ({r.returncode}):\n{head_and_tail(r.stderr)}"
     doc = json.loads(out.read_text())
     assert doc["benchmark"] == script.removesuffix(".py") and doc["quick"] is True
     return doc["results"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -26,6 +25,8 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters
+
+from memlab.server import serving_url
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = {"memory_search", "memory_get", "memory_status"}
@@ -196,9 +197,9 @@ def http_server(ws: Path, tmp_path: Path) -> Iterator[str]:
     def drain() -> None:  # read stderr to the end, so the pipe never fills
         assert proc.stderr is not None
         for raw in proc.stderr:
-            m = re.search(r"serving (http://\S+)", raw.decode(errors="replace"))
-            if m and not found:
-                found.append(m.group(1))
+            url = serving_url(raw.decode(errors="replace"))
+            if url and not found:
+                found.append(url)
                 ready.set()
         ready.set()
 
