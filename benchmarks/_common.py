@@ -13,6 +13,10 @@ is printed as "not measured", never as None or NaN.
 leg scores (no index, no text), used by the sweep benchmark and the CI
 guards: every candidate is its own chunk and its own evidence unit, so
 memlab's span metrics equal ranx's document metrics on it.
+
+``chunk_as_unit`` is memlab-best-chunk scoring each chunk as one unit, the system the
+chunk-level studies (locomo_quality, chunk_quality, chunk_lines, transfer_ideas,
+model_swap) measured their documented figures with.
 """
 
 from __future__ import annotations
@@ -28,9 +32,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from memlab.pipeline import Pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,6 +60,9 @@ QUICK_SECONDS: dict[str, tuple[int, int]] = {
     "mcp_latency": (22, 14),
     "mcp_load": (19, 19),
     "embed_throughput": (95, 82),
+    # measured 2026-12-02 04:47 UTC at load < 1, niced, empty then filled MEMLAB_BENCH_CACHE
+    # (the indexes are rebuilt in a temporary folder every run)
+    "best_line_cost": (9, 8),
 }
 
 
@@ -123,6 +133,23 @@ def memlab_version() -> str:
     from memlab import __version__
 
     return __version__
+
+
+# ------------------------------------------------------------------ studied systems
+# The label of memlab-best-chunk's chunk-as-unit system (``memlab.presets.CHUNK_AS_UNIT``:
+# no best-line step, min_score 0): the system the chunk-level studies tuned and measured
+# their documented figures with (docs/quality.md), before the preset ranked chunks by
+# their best line.
+CHUNK_UNIT_NAME = "memlab-best-chunk (chunks as units)"
+
+
+def chunk_as_unit(**overrides: Any) -> Pipeline:
+    """``memlab_best_chunk`` with ``CHUNK_AS_UNIT`` (each chunk scored as one unit), named
+    ``CHUNK_UNIT_NAME``; ``overrides`` win over both, so a grid point may set its own
+    ``min_score`` (passing it beside ``**CHUNK_AS_UNIT`` would be a duplicate keyword)."""
+    from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk
+
+    return memlab_best_chunk(**{"name": CHUNK_UNIT_NAME, **CHUNK_AS_UNIT, **overrides})
 
 
 # ------------------------------------------------------------------ measuring

@@ -1,8 +1,9 @@
 """Chunk level, scored by lines: rank OpenClaw's chunks by the best line they hold.
 
 Issue 17's chunk-level target is ``memlab-best-chunk`` ≥ plain BM25 + 5 points recall@6.
-A ~400-token chunk is scored today as one unit: one truncated vector (the model reads its
-first 256 word pieces) and one BM25 score. This study scores the *lines* instead — the
+The study starts from memlab-best-chunk scoring a ~400-token chunk as one unit
+(``benchmarks._common.chunk_as_unit``, "memlab-best-chunk (chunks as units)"): one
+truncated vector (the model reads its first 256 word pieces) and one BM25 score. It scores the *lines* instead — the
 turn-level systems on the line index of the same files — and ranks each chunk by its best
 line (MaxP, Dai & Callan 2019, with the line as the passage):
 
@@ -11,12 +12,12 @@ line (MaxP, Dai & Callan 2019, with the line as the passage):
 
 where ``s`` is a turn-level system's final score (``memlab-best``, ``bm25`` or ``vector``
 at one line per unit); a chunk that holds none of those lines has no line score and is
-ranked after every chunk that has one, in ``memlab-best-chunk``'s order. A chunk holds
+ranked after every chunk that has one, in the chunk-as-unit system's order. A chunk holds
 line ``l`` when ``start_line ≤ l ≤ end_line`` in the same file (overlapping chunks share
 lines; one long line split over several chunks gives each of them its score). The study
-also mixes the two views, ``z(memlab-best-chunk) + a · z(s_line)`` (each z-scored over the
+also mixes the two views, ``z(chunks as units) + a · z(s_line)`` (each z-scored over the
 query's chunks; a chunk without a line score takes the query's lowest line score), with
-``a`` chosen on the tune halves. The chunks ranked are ``memlab-best-chunk``'s results
+``a`` chosen on the tune halves. The chunks ranked are the chunk-as-unit system's results
 (every chunk of the conversation is its candidate; heading-only chunks dropped), so every
 system orders the same chunks.
 
@@ -24,13 +25,19 @@ Systems are measured at chunk level with the lab's metrics (recall@6 = OpenClaw'
 maxResults, recall@10, nDCG@10) on the same halves as ``benchmarks/chunk_quality.py``
 (LoCoMo by question, BEAM by chat; ``memlab.eval.protocol``). The mix weight is chosen on
 the mean of both tune halves' recall@6; report halves are only printed. The paired t-test
-(``memlab.eval.significance.paired_ttest``) compares each system with ``memlab-best-chunk``
-on each report half. LoCoMo is also printed split by conversation (``conversation_halves``:
+(``memlab.eval.significance.paired_ttest``) compares each system with the chunk-as-unit
+system on each report half. LoCoMo is also printed split by conversation (``conversation_halves``:
 report conv-30, conv-42), as a check that chooses nothing.
 
-This is a lab study, not an engine feature: the engine's index holds one chunker's units,
-and ranking chunks by lines needs both indexes of a workspace (``docs/quality.md``,
-"Chunks ranked by their best line").
+The line view won the tune objective, and the engine's ``memlab-best-chunk`` preset now
+ranks this way (``memlab.stages.best_line``, whose ``best_line_scores`` this study uses;
+docs/quality.md, "Chunks ranked by their best line"). Its row, "memlab-best-chunk (preset:
+best_line stage)", is computed the lab's normal way (``Lab.candidates_for_system`` fills
+the line scores, ``Pipeline.rank`` runs the stage) beside the study's own "best line:
+memlab-best"; it takes no part in the choice. The two differ only where the study's top
+10 reaches a chunk holding none of the top lines (the stage drops such chunks);
+``compare_preset`` counts those questions (printed, and in the JSON's
+``preset_vs_study``).
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_lines.py --json chunk_lines.json``
 (13–22 s with the lab's vector caches warm, 2 cores under load; the first run embeds every
@@ -48,14 +55,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from benchmarks._common import log, parser, print_table, report
+from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
 from benchmarks.units_quality import base_embedder, datasets, split_summary
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.eval.protocol import conversation_halves
 from memlab.eval.significance import paired_ttest
 from memlab.fusion import normalize
 from memlab.pipeline import Pipeline, Ranking
-from memlab.presets import memlab_best, memlab_best_chunk, preset
+from memlab.presets import memlab_best, preset
+from memlab.stages.best_line import best_line_scores
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
 MIX_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -66,27 +74,13 @@ LINE_SYSTEMS = (
     "bm25",
     "vector",
 )
-# Simplest first: a tie on the objective goes to the earlier system (today's preset).
-CHOICES_BY_SIMPLICITY = ("memlab-best-chunk (chunk)", "best line: memlab-best")
-
-
-def best_line_scores(
-    chunk_paths: np.ndarray,
-    chunk_start: np.ndarray,
-    chunk_end: np.ndarray,
-    line_paths: np.ndarray,
-    line_no: np.ndarray,
-    line_score: np.ndarray,
-) -> np.ndarray:
-    """[C]: for each chunk ``c``, ``max line_score[l]`` over the lines ``l`` with
-    ``line_paths[l] == chunk_paths[c]`` and ``chunk_start[c] ≤ line_no[l] ≤ chunk_end[c]``
-    (1-based inclusive line numbers); NaN for a chunk that holds none of the lines. A line
-    inside two overlapping chunks counts for both."""
-    out = np.full(len(chunk_paths), np.nan)
-    for path, ln, s in zip(line_paths, line_no, line_score, strict=True):
-        hit = (chunk_paths == path) & (chunk_start <= ln) & (chunk_end >= ln)
-        out[hit] = np.fmax(out[hit], s)
-    return out
+# Simplest first: a tie on the objective goes to the earlier system (the chunk-as-unit
+# system the study started from, then the best line alone).
+CHOICES_BY_SIMPLICITY = (CHUNK_UNIT_NAME, "best line: memlab-best")
+# The engine's memlab-best-chunk preset (its best_line stage), shown beside the study's own
+# "best line: memlab-best" row; not among the choices (the study chose it).
+PRESET_ROW = "memlab-best-chunk (preset: best_line stage)"
+STUDY_ROW = "best line: memlab-best"
 
 
 def order_by(primary: np.ndarray, fallback_rank: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -131,9 +125,10 @@ def line_hits(
 
 
 def chunk_view(lab: Lab) -> tuple[LabCandidates, np.ndarray, np.ndarray]:
-    """``memlab-best-chunk``'s candidates on the chunk lab, its final score [Q, C] (NaN
-    where not a result: invalid or heading-only) and its rank [Q, C] (C where not a result)."""
-    p = memlab_best_chunk()
+    """The chunk-as-unit system's (``chunk_as_unit``) candidates on the chunk lab, its final
+    score [Q, C] (NaN where not a result: invalid or heading-only) and its rank [Q, C] (C
+    where not a result)."""
+    p = chunk_as_unit()
     lcc = lab.candidates_for_system(p)
     width = lcc.cs.width
     r = p.replace(max_results=width).rank(lcc.cs)
@@ -175,10 +170,47 @@ def ranking_of(columns: list[np.ndarray], k: int = 10) -> Ranking:
     return Ranking(cols, zeros, {}, zeros.astype(np.int64), "hybrid")
 
 
-def study(ds: Any, depth: int) -> tuple[dict[str, dict[str, np.ndarray]], list[str]]:
+def compare_preset(
+    study_rows: list[np.ndarray],
+    held: list[set[int]],
+    preset_rows: list[np.ndarray],
+    study_values: dict[str, np.ndarray],
+    preset_values: dict[str, np.ndarray],
+    k: int = 10,
+) -> dict[str, int]:
+    """How the engine preset's ranking agrees with the study's best-line ordering, both
+    reading the same line scores. Per query: ``study_rows`` and ``preset_rows``, the chunk
+    rows each ranks, best first; ``held``, the rows holding one of the query's top lines.
+    The engine drops a chunk that holds none; the study ranks it after those that do, in
+    the chunk system's order. So the engine's top ``k`` should be the study's list with
+    those chunks left out, cut to ``k``; the two top ``k`` differ only where the study's
+    top ``k`` reaches such a chunk (fewer than ``k`` chunks hold a line). Counts:
+    ``questions``; ``short`` (the study's top ``k`` reaches a chunk without a line);
+    ``top_k_differ``; ``prefix_mismatch`` (the engine's top ``k`` is not the study's with
+    the line-less chunks left out: 0 when stage and study agree); per metric of the values
+    (metric → [Q]) the questions whose values differ (NaN equals NaN)."""
+    out = {"questions": len(study_rows), "short": 0, "top_k_differ": 0, "prefix_mismatch": 0}
+    for s_rows, p_rows, h in zip(study_rows, preset_rows, held, strict=True):
+        s_k, p_k = [int(r) for r in s_rows[:k]], [int(r) for r in p_rows[:k]]
+        kept = [int(r) for r in s_rows if int(r) in h][:k]
+        out["short"] += int(any(r not in h for r in s_k))
+        out["top_k_differ"] += int(s_k != p_k)
+        out["prefix_mismatch"] += int(kept != p_k)
+    for m, v in study_values.items():
+        w = preset_values[m]
+        same = (v == w) | (np.isnan(v) & np.isnan(w))
+        out[f"{m} differ"] = int((~same).sum())
+    return out
+
+
+def study(
+    ds: Any, depth: int, emb: Any = None
+) -> tuple[dict[str, dict[str, np.ndarray]], list[str], dict[str, int]]:
     """Per-query metric values of every chunk-level system on ``ds`` (system → metric →
-    [Q]), and the question ids (rows)."""
-    emb = base_embedder(ds)
+    [Q]), the question ids (rows), and `compare_preset`'s counts for the engine preset's
+    row against the study's best-line row. ``emb``: the embedder (default
+    ``base_embedder(ds)``, the packaged model behind the lab's vector cache)."""
+    emb = base_embedder(ds) if emb is None else emb
     # progress=None: bars on a terminal only (the first run embeds every line and chunk).
     log(f"{ds.name}: line and chunk indexes (first run: minutes to embed)")
     turn = Lab(ds, embedder=emb, unit="turn", progress=None, cache_vectors=True)
@@ -190,12 +222,16 @@ def study(ds: Any, depth: int) -> tuple[dict[str, dict[str, np.ndarray]], list[s
     paths, starts, ends = tab.paths[safe], tab.start_lines[safe], tab.end_lines[safe]
     out: dict[str, dict[str, np.ndarray]] = {}
     # Ten results each, so recall@10 and nDCG@10 read ten (the presets return six).
-    for p in (preset("bm25", max_results=10), memlab_best_chunk(max_results=10)):
+    for name, p in (
+        ("bm25 (chunk)", preset("bm25", max_results=10)),
+        (CHUNK_UNIT_NAME, chunk_as_unit(max_results=10)),
+    ):
         lc = chunk.candidates_for_system(p)
         if lc.qids != lcc.qids:
             raise RuntimeError("two candidate sets list the questions in different orders")
-        out[f"{p.name} (chunk)"] = lc.score(p, METRICS)
+        out[name] = lc.score(p, METRICS)
     lines: dict[str, np.ndarray] = {}
+    orders: dict[str, list[np.ndarray]] = {}
     for name in LINE_SYSTEMS:
         qids, hits = line_hits(turn, line_system(name), depth)
         if qids != lcc.qids:
@@ -204,27 +240,47 @@ def study(ds: Any, depth: int) -> tuple[dict[str, dict[str, np.ndarray]], list[s
         for i, (lp, ln, ls) in enumerate(hits):
             per[i] = best_line_scores(paths[i], starts[i], ends[i], lp, ln, ls)
         lines[name] = per
-        cols = [order_by(per[i], base_rank[i], keep[i]) for i in range(len(qids))]
-        out[f"best line: {name}"] = lcc.score(None, METRICS, ranking=ranking_of(cols))
+        orders[name] = [order_by(per[i], base_rank[i], keep[i]) for i in range(len(qids))]
+        out[f"best line: {name}"] = lcc.score(None, METRICS, ranking=ranking_of(orders[name]))
+    # The engine preset the normal lab way: its candidates carry the line scores of its
+    # best_line system (Lab.with_best_line), its rank runs the best_line stage. Same depth
+    # as the study's line results (the preset's best_line_depth is 100, the default).
+    pe = preset("memlab-best-chunk", max_results=10, best_line_depth=depth)
+    lce = chunk.candidates_for_system(pe)
+    if lce.qids != lcc.qids:
+        raise RuntimeError("two candidate sets list the questions in different orders")
+    re = pe.rank(lce.cs)
+    out[PRESET_ROW] = lce.score(pe, METRICS, ranking=re)
+    # Compared by chunk row (the two candidate sets may order their columns differently).
+    has_line = keep & np.isfinite(lines["memlab-best"])
+    nq = len(lcc.qids)
+    study_rows = [lcc.cs.pos[i, c] for i, c in enumerate(orders["memlab-best"])]
+    held = [set(lcc.cs.pos[i, has_line[i]].tolist()) for i in range(nq)]
+    preset_rows = [lce.cs.pos[i, re.columns[i][re.columns[i] >= 0]] for i in range(nq)]
+    check = compare_preset(study_rows, held, preset_rows, out[STUDY_ROW], out[PRESET_ROW])
     for a in MIX_WEIGHTS:
         cols = []
         for i in range(len(lcc.qids)):
             mix = mix_scores(base_score[i], lines["memlab-best"][i], keep[i], a)
             cols.append(order_by(mix, base_rank[i], keep[i]))
-        out[f"memlab-best-chunk + {a} × best line"] = lcc.score(
+        out[f"chunks as units + {a} × best line"] = lcc.score(
             None, METRICS, ranking=ranking_of(cols)
         )
-    return out, lcc.qids
+    # The engine preset's row beside the study's best-line row.
+    names = [n for n in out if n != PRESET_ROW]
+    at = names.index(STUDY_ROW) + 1
+    names[at:at] = [PRESET_ROW]
+    return {n: out[n] for n in names}, lcc.qids, check
 
 
 def table(
     values: dict[str, dict[str, np.ndarray]], qids: list[str], halves: dict[str, list[str]]
 ) -> list[dict[str, Any]]:
     """One row per system: each metric's mean on each half (questions without evidence
-    left out), and the paired t-test p of recall@6 against ``memlab-best-chunk`` on the
-    report half."""
+    left out), and the paired t-test p of recall@6 against the chunk-as-unit system
+    (``CHUNK_UNIT_NAME``) on the report half."""
     rows_of = {h: np.isin(qids, list(q)) for h, q in halves.items()}
-    ref = values["memlab-best-chunk (chunk)"]
+    ref = values[CHUNK_UNIT_NAME]
     rows = []
     for name, v in values.items():
         row: dict[str, Any] = {"system": name}
@@ -232,7 +288,7 @@ def table(
             for metric in METRICS:
                 row[f"{h} {metric}"] = round(float(np.nanmean(v[metric][m])), 4)
         m = rows_of["report"] & np.isfinite(ref["recall@6"])
-        row["report p (recall@6 vs memlab-best-chunk)"] = (
+        row["report p (recall@6 vs chunks as units)"] = (
             "reference"
             if v is ref
             else float(f"{paired_ttest(v['recall@6'][m], ref['recall@6'][m])[1]:.2g}")
@@ -246,14 +302,21 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=100, help="line results per question (depth)")
     args = ap.parse_args()
     sets = datasets()
-    out: dict[str, Any] = {"split": split_summary(sets), "lines": args.lines, "sets": {}}
+    out: dict[str, Any] = {
+        "split": split_summary(sets),
+        "lines": args.lines,
+        "sets": {},
+        "preset_vs_study": {},
+    }
     log(f"halves: {out['split']}")
     for name, (ds, tune, rep) in sets.items():
-        values, qids = study(ds, args.lines)
+        values, qids, check = study(ds, args.lines)
         rows = table(values, qids, {"tune": tune, "report": rep})
         out["sets"][name] = rows
+        out["preset_vs_study"][name] = check
         print(f"\n{name}: chunks ranked by their lines (tune / report halves)")
         print_table(rows)
+        print(f"{PRESET_ROW} against {STUDY_ROW!r}, questions (top 10): {check}")
         if name == "locomo":
             # The check issue 17's target asks for: conversations as the unit of the
             # split (tune conv-26/41/43, report conv-30/42). memlab-best's own settings

@@ -5,6 +5,9 @@ conversations it never saw. all-MiniLM-L6-v2 reads the first 256 word pieces of 
 ([CLS] and [SEP] included); this study embeds each chunk in windows instead
 (``memlab.embed.pooled.PooledEmbedder``: ≤ 254 pieces per window, 32 shared, max or mean
 pooled) and measures what that does to the vector leg and to the fused presets.
+``memlab-best-chunk`` here is its chunk-as-unit system (``benchmarks._common.chunk_as_unit``,
+printed as "memlab-best-chunk (chunks as units)"), the system these figures were measured
+with; the preset now ranks chunks by their best line (``benchmarks/chunk_lines.py``).
 
 Parts (``--parts``; each prints its tables, every figure goes to ``--json``):
 
@@ -52,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from benchmarks._common import log, parser, print_table, report
+from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
 from benchmarks.locomo_quality import LEGS, grid_search
 from benchmarks.units_quality import (
     base_embedder,
@@ -64,7 +67,7 @@ from benchmarks.units_quality import (
 )
 from memlab.eval.lab import Lab
 from memlab.pipeline import Pipeline
-from memlab.presets import memlab_best, memlab_best_chunk, preset
+from memlab.presets import memlab_best, preset
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
 POOLINGS = ("truncated", "max", "mean")
@@ -123,7 +126,7 @@ def systems(suffix: str = "") -> list[Pipeline]:
     return [
         preset("vector").replace(name=f"vector{suffix}"),
         preset("bm25").replace(name=f"bm25{suffix}"),
-        memlab_best_chunk(name=f"memlab-best-chunk{suffix}"),
+        chunk_as_unit(name=f"{CHUNK_UNIT_NAME}{suffix}"),
         memlab_best(name=f"memlab-best{suffix}"),
     ]
 
@@ -167,10 +170,11 @@ def part_pool(sets: dict[str, Any]) -> dict[str, Any]:
 
 
 def at_point(name: str, legs: str, vector_weight: float, **neighbors: float) -> Pipeline:
-    """``memlab-best-chunk`` at one grid point: leg normalisations ``LEGS[legs]`` (with their
-    score floor), ``vector_weight`` and ``1 − vector_weight``, the neighbour weights."""
+    """memlab-best-chunk's chunk-as-unit system (``chunk_as_unit``) at one grid point: leg
+    normalisations ``LEGS[legs]`` (with their score floor), ``vector_weight`` and
+    ``1 − vector_weight``, the neighbour weights."""
     vnorm, tnorm, floor = LEGS[legs]
-    return memlab_best_chunk(
+    return chunk_as_unit(
         name=name,
         vector_norm=vnorm,
         text_norm=tnorm,
@@ -183,16 +187,17 @@ def at_point(name: str, legs: str, vector_weight: float, **neighbors: float) -> 
 
 def part_grid(sets: dict[str, Any], poolings: tuple[str, ...]) -> dict[str, Any]:
     """The 150-point grid on each pooling's LoCoMo lab, chosen on LoCoMo's tune half by
-    recall@6; the chosen point and ``memlab-best-chunk`` then on BEAM (tune and report)."""
+    recall@6, around memlab-best-chunk's chunk-as-unit system (``chunk_as_unit``); the chosen
+    point and that system then on BEAM (tune and report)."""
     from memlab.eval.experiment import run_experiment
 
     out: dict[str, Any] = {}
     (lds, ltune, lrep), (bds, btune, brep) = sets["locomo"], sets["beam"]
     llabs, blabs = labs(lds, poolings), labs(bds, poolings)
     for label in poolings:
-        g = grid_search(llabs[label], memlab_best_chunk(), ["recall@6"], ltune, lrep)
+        g = grid_search(llabs[label], chunk_as_unit(), ["recall@6"], ltune, lrep)
         point = at_point(f"grid choice ({label})", **g["chosen"])
-        both = [point, memlab_best_chunk(name=f"memlab-best-chunk ({label})")]
+        both = [point, chunk_as_unit(name=f"{CHUNK_UNIT_NAME} ({label})")]
         bres = run_experiment(both, blabs[label], METRICS)
         lres = run_experiment(both, llabs[label], METRICS)
         out[label] = {
@@ -202,7 +207,8 @@ def part_grid(sets: dict[str, Any], poolings: tuple[str, ...]) -> dict[str, Any]
         }
         print(f"\ngrid ({label} vectors): {g['settings']} points, {g['seconds']} s")
         print(
-            f"   chosen on LoCoMo tune: {g['chosen']} (memlab-best-chunk: {g['chosen_is_preset']})"
+            f"   chosen on LoCoMo tune: {g['chosen']} (same as {CHUNK_UNIT_NAME}: "
+            f"{g['chosen_is_preset']})"
         )
         print_table(g["top5_on_tune"])
         print("   LoCoMo:")
@@ -213,11 +219,12 @@ def part_grid(sets: dict[str, Any], poolings: tuple[str, ...]) -> dict[str, Any]
 
 
 def variants() -> list[Pipeline]:
-    """Cheap variants of ``memlab-best-chunk`` (one change each)."""
-    best = memlab_best_chunk()
+    """Cheap variants of memlab-best-chunk's chunk-as-unit system (``chunk_as_unit``), one
+    change each."""
+    best = chunk_as_unit()
     rrf = {"fusion": "rrf", "vector_weight": 1.0, "text_weight": 1.0}
     steps = {
-        "memlab-best-chunk": best,
+        CHUNK_UNIT_NAME: best,
         "keyword leg alone (porter)": best.replace(vector=False),
         "no neighbours": best.replace(neighbor_prev=0.0, neighbor_next=0.0),
         "unicode61 (no stemming)": best.replace(fts_tokenizer=None),
@@ -249,7 +256,7 @@ def part_ideas(sets: dict[str, Any], poolings: tuple[str, ...]) -> dict[str, Any
             for r in means(res, {f"{name} tune": tune, f"{name} report": rep}, METRICS):
                 rows.setdefault(r["system"], {"system": r["system"]}).update(r)
         out[label] = list(rows.values())
-        print(f"\nideas ({label} vectors), one change each to memlab-best-chunk")
+        print(f"\nideas ({label} vectors), one change each to {CHUNK_UNIT_NAME}")
         cols = ["system"] + [
             f"{s} {h} {m}"
             for s in sets
@@ -300,17 +307,18 @@ def rescore_maxsim(lab: Lab, systems: list[Pipeline], inner: Any) -> None:
 
 def part_maxsim(sets: dict[str, Any]) -> dict[str, Any]:
     """MaxSim vector leg (``maxsim_scores``) against the truncated chunk vector, for the
-    vector leg alone (every chunk a candidate), ``memlab-best-chunk`` and its vector weights
+    vector leg alone (every chunk a candidate), memlab-best-chunk's chunk-as-unit system
+    (``chunk_as_unit``) and its vector weights
     0.4 / 0.5 (a stronger vector leg may deserve more weight)."""
     from memlab.eval.experiment import run_experiment
 
-    best = memlab_best_chunk()
+    best = chunk_as_unit()
     pts = [
         preset("vector", candidate_multiplier=200.0, max_candidates=1000).replace(name="vector"),
         best,
         *[
             best.replace(
-                name=f"memlab-best-chunk, vector {w}",
+                name=f"{CHUNK_UNIT_NAME}, vector {w}",
                 vector_weight=w,
                 text_weight=round(1.0 - w, 10),
             )
@@ -346,7 +354,8 @@ JOINT_GRID: dict[str, list[Any]] = {
 
 
 def joint_points() -> list[Pipeline]:
-    """``memlab-best-chunk`` at every point of ``JOINT_GRID`` (named by the point)."""
+    """memlab-best-chunk's chunk-as-unit system (``at_point``) at every point of
+    ``JOINT_GRID`` (named by the point)."""
     pts = []
     for legs, w, a, b in itertools.product(*JOINT_GRID.values()):
         name = f"{legs} v{w} n{a}/{b}"
@@ -358,15 +367,15 @@ def part_joint(sets: dict[str, Any]) -> dict[str, Any]:
     """``JOINT_GRID`` on both tune halves at once, truncated and MaxSim vector legs.
 
     Choice rule (tune halves only): the highest LoCoMo-tune recall@6 among the points whose
-    BEAM-tune recall@6 is at least ``memlab-best-chunk``'s (the issue's chunk target is on
+    BEAM-tune recall@6 is at least the chunk-as-unit system's (the issue's chunk target is on
     LoCoMo; BEAM must not lose); also shown: the best sum of both tune recall@6."""
     import pandas as pd
 
     from memlab.eval.experiment import run_experiment
 
     pts = joint_points()
-    ref = memlab_best_chunk().name
-    pts.append(memlab_best_chunk())
+    ref = CHUNK_UNIT_NAME
+    pts.append(chunk_as_unit())
     out: dict[str, Any] = {}
     tables: dict[str, dict[str, pd.DataFrame]] = {"truncated": {}, "maxsim": {}}
     for name, (ds, tune, rep) in sets.items():

@@ -5,7 +5,8 @@ name the reader as the blocker. This study tests that claim: it runs today's sys
 the packaged model and with a second sentence-transformers folder given by ``--model``
 (for example all-mpnet-base-v2, docs/quality.md "A stronger reader"), at one turn per unit
 (``vector``, ``bm25``, ``memlab-best``) and at OpenClaw's chunks (``vector``, ``bm25``,
-``memlab-best-chunk``), on the dev halves of ``memlab.eval.protocol``: LoCoMo by question
+``memlab-best-chunk (chunks as units)``: ``benchmarks._common.chunk_as_unit``, each chunk
+scored as one unit), on the dev halves of ``memlab.eval.protocol``: LoCoMo by question
 (the halves memlab-best was tuned on), LoCoMo by conversation (report conv-30, conv-42,
 the closest to the target's "conversations never seen"; memlab-best's settings saw
 questions of all five, so it is a check, not an unseen measurement), BEAM by chat (report
@@ -42,14 +43,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from benchmarks._common import log, parser, print_table, report
+from benchmarks._common import chunk_as_unit, log, parser, print_table, report
 from benchmarks.chunk_lines import choose
 from benchmarks.units_quality import base_embedder
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import HALVES, conversation_halves, question_halves
 from memlab.eval.significance import paired_ttest
 from memlab.pipeline import Pipeline
-from memlab.presets import memlab_best, memlab_best_chunk, preset
+from memlab.presets import memlab_best, preset
 
 # The metrics of each unit, and the one its report-half t-test compares.
 METRICS = {
@@ -65,8 +66,11 @@ K = 10
 
 
 def systems(unit: str) -> list[Pipeline]:
-    """The systems of one unit, the tuned preset last."""
-    best = memlab_best(max_results=K) if unit == "turn" else memlab_best_chunk(max_results=K)
+    """The systems of one unit, the tuned preset last: ``memlab-best`` (turn), or
+    memlab-best-chunk's chunk-as-unit system (chunk, ``chunk_as_unit``: each chunk scored as
+    one unit, the system "A stronger reader" measured; the preset now ranks chunks by their
+    best line)."""
+    best = memlab_best(max_results=K) if unit == "turn" else chunk_as_unit(max_results=K)
     return [preset("vector", max_results=K), preset("bm25", max_results=K), best]
 
 

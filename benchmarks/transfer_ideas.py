@@ -50,12 +50,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from benchmarks._common import log, parser, print_table, report
+from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
 from benchmarks.units_quality import base_embedder, datasets
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import HALVES, conversation_halves
 from memlab.pipeline import Pipeline
-from memlab.presets import TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk, preset
+from memlab.presets import TURN_CONTEXT_OFF, memlab_best, preset
 from memlab.stages import Stage, registered
 from memlab.stages.context import neighbor_positions, neighbor_scores
 from memlab.stages.file_context import file_ids
@@ -283,22 +283,23 @@ def verdict(base: Mapping[str, tuple], new: Mapping[str, tuple]) -> str:
 
 
 def part_chunk() -> dict[str, Any]:
-    """memlab-best-chunk (OpenClaw's ~400-token chunks) with the turn-level window and file
-    context added, on LoCoMo's question-split tune half (recall@6 / @10): whether the chunk
-    preset should take them too (it does not: ``TURN_CONTEXT_OFF``)."""
+    """memlab-best-chunk's chunk-as-unit system (``chunk_as_unit``: OpenClaw's ~400-token
+    chunks, each scored as one unit, the system this was decided on) with the turn-level
+    window and file context added, on LoCoMo's question-split tune half (recall@6 / @10):
+    whether the chunk preset should take them too (it does not: ``TURN_CONTEXT_OFF``)."""
     from benchmarks.locomo_quality import split
     from memlab.datasets.locomo import load_locomo
 
     ds = load_locomo()
     tune, _ = split(ds)
     lab = Lab(ds, embedder="local", unit="chunk", progress=False, cache_vectors=True)
-    chunk = memlab_best_chunk()
+    chunk = chunk_as_unit()
     lc = lab.for_tokenizer("porter").candidates_for_system(chunk.at_k(10))
     mask = np.isin(np.array(lc.qids), tune)
     window = {"neighbor_prev2": 0.3, "neighbor_next2": 0.1, "neighbor_agg": "sum"}
     rows = []
     for label, kw in (
-        ("memlab-best-chunk", {}),
+        (CHUNK_UNIT_NAME, {}),
         ("+ file context 1.0", {"file_context": 1.0}),
         ("+ window 0.3 / 0.1, sum", window),
         ("+ both", {**window, "file_context": 1.0}),

@@ -6,9 +6,11 @@
   (alias ``openclaw-2026.9``): release 2026.9.6's ranking, as stages.
 - the lab baselines ``wsum``, ``rrf``, ``qmd-like``, ``vector``, ``bm25``: one shared
   candidate generation (OR keyword query), differing only in what their names say.
-- ``memlab-best`` / ``memlab-best-chunk``: tuned on LoCoMo's dev split
-  (``benchmarks/locomo_quality.py``, docs/quality.md), with the neighbour-context and
-  heading-filter stages (``memlab.stages.context``) and a porter-stemmed FTS5 index.
+- ``memlab-best`` / ``memlab-best-chunk``: tuned on LoCoMo's and BEAM's dev tune halves
+  (``benchmarks/locomo_quality.py``, ``transfer_ideas.py``, ``chunk_lines.py``;
+  docs/quality.md), with the neighbour-context, file-context and heading-filter stages
+  and a porter-stemmed FTS5 index; ``memlab-best-chunk`` ranks OpenClaw's chunks by
+  their best line under ``memlab-best`` (``memlab.stages.best_line``).
 
 docs/presets.md has the table. ``from_config`` turns an OpenClaw configuration into
 its pipeline.
@@ -19,11 +21,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memlab.pipeline.base import Pipeline
+from memlab.stages.best_line import register_line_system
+from memlab.vocab import BEST_LINE_SYSTEMS
 
 if TYPE_CHECKING:
     from memlab.config import MemorySearchConfig
 
 __all__ = [
+    "CHUNK_AS_UNIT",
     "LAB_KEYWORD_MODE",
     "PRESETS",
     "PRESET_ALIASES",
@@ -200,22 +205,34 @@ TURN_CONTEXT_OFF: dict[str, Any] = {
 }
 
 
-def memlab_best_chunk(**overrides: Any) -> Pipeline:
-    """``memlab-best`` re-tuned for OpenClaw's ~400-token chunks (recall@6, same tune half).
+# memlab-best-chunk's overrides that give its chunk-as-unit ranking (no best-line step):
+# the preset before the line ranking, kept for the studies and as the tie-break.
+CHUNK_AS_UNIT: dict[str, Any] = {"best_line": "", "min_score": 0.0}
 
-    Same stages; the grid's choice at that level: |bm25| / the query's best
-    and cosine min–max (both in [0, 1], so ``min_score`` 0 keeps everything),
-    ``0.3·vector + 0.7·keyword`` (all-MiniLM-L6-v2 reads only the first 256
-    word pieces of a chunk, so the keyword leg carries more), neighbour
-    context 0.3 / 0.3, and no speaker rule (``neighbor_shape="off"``: a ~400-token
-    chunk holds several messages, so its first line does not name one speaker;
-    measured on BEAM's chunks, docs/quality.md).
+
+def memlab_best_chunk(**overrides: Any) -> Pipeline:
+    """OpenClaw's ~400-token chunks, each ranked by its best line under ``memlab-best``.
+
+    ``best_line="memlab-best"`` (``memlab.stages.best_line``): ``memlab-best`` runs on the
+    line index of the same files (``MemoryIndex.line_view``), and a chunk's score is the
+    best score of its lines among the query's top 100 (a chunk holding none of them is not
+    returned); chosen on LoCoMo's question-split tune half plus BEAM's odd chats
+    (``benchmarks/chunk_lines.py``, docs/quality.md "Chunks ranked by their best line").
+    The line scores are z-score sums, so there is no threshold (``min_score`` −10⁶).
+    Equal line scores (overlapping chunks sharing their best line) go to the chunk with
+    the higher chunk score, the grid's choice for chunks as units (recall@6, LoCoMo's tune
+    half): |bm25| / the query's best and cosine min–max, ``0.3·vector + 0.7·keyword``,
+    neighbour context 0.3 / 0.3, no speaker rule (``neighbor_shape="off"``: a ~400-token
+    chunk holds several messages, so its first line does not name one speaker).
+    ``memlab_best_chunk(best_line="", min_score=0.0)`` is that chunk-as-unit system alone
+    (``CHUNK_AS_UNIT``), the preset before the line ranking.
     """
     p = memlab_best(
         name="memlab-best-chunk",
         vector_norm="minmax",
         text_norm="max",
-        min_score=0.0,
+        min_score=-1e6,
+        best_line="memlab-best",
         vector_weight=0.3,
         text_weight=0.7,
         neighbor_prev=0.3,
@@ -289,6 +306,11 @@ PRESETS = {
     "memlab-best-chunk": memlab_best_chunk,
 }
 
+
+# The line systems a chunk-level system may rank its chunks by (``best_line``): the presets
+# of those names (``memlab.vocab.BEST_LINE_SYSTEMS`` owns the list).
+for _name in BEST_LINE_SYSTEMS:
+    register_line_system(_name, PRESETS[_name])
 
 # Other names of a preset: one system, one row in any table (``PRESETS`` lists each
 # system once, so iterating it never runs a system twice).

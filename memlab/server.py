@@ -115,10 +115,14 @@ class MemoryService:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Sync the index once (blocking), then keep it fresh in a daemon thread."""
+        """Sync the index once (blocking) — and build the line view of a system that ranks
+        chunks by their best line (``best_line``) — then keep it fresh in a daemon thread
+        (each watcher sync of the index also syncs its line views)."""
         report = self.writer.ensure_synced(files=True)
         if report is not None:
             self.record(report)
+        if self.pipeline.best_line:  # build the line view now, not in the first tool call
+            self.pipeline.line_index(self.writer)
         self.thread = threading.Thread(target=self.watch, name="memlab-mcp-watch", daemon=True)
         self.thread.start()
 

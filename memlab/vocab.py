@@ -29,6 +29,12 @@ CHUNKERS: tuple[str, ...] = ("openclaw", "openclaw-exact", "heading", "line")
 # a property of the system being run: OpenClaw as pinned 2026-04-13, or release 2026.9.6.
 MEMORY_FILE_RULES: tuple[str, ...] = ("openclaw-2026.4", "openclaw-2026.9")
 DEFAULT_MEMORY_FILES = MEMORY_FILE_RULES[0]  # the rule of an index, pipeline or lab by default
+# Memory-file rules under which a workspace can be indexed one line per row (a line view,
+# MemoryIndex.line_view): the 2026-04 rule; release 2026.9.6 chunks with its own chunker.
+LINE_VIEW_MEMORY_FILES: tuple[str, ...] = (DEFAULT_MEMORY_FILES,)
+# Line systems a chunk-level system may rank its chunks by (``best_line``,
+# memlab.stages.best_line): presets scored on the line index of the same files.
+BEST_LINE_SYSTEMS: tuple[str, ...] = ("memlab-best", "bm25")
 # Lab units: OpenClaw chunks, or one line (a dialog turn) per unit.
 UNITS: tuple[str, ...] = ("chunk", "turn")
 # Index sources (OpenClaw's memorySearch.sources).

@@ -1,4 +1,5 @@
-"""benchmarks/chunk_lines.py: chunks scored by their best line (MaxP) and the orderings."""
+"""benchmarks/chunk_lines.py: chunks scored by their best line (MaxP), the orderings, and the
+engine preset's row against the study's."""
 
 from __future__ import annotations
 
@@ -14,16 +15,23 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+import benchmarks.chunk_lines as cl  # noqa: E402
+from benchmarks._common import CHUNK_UNIT_NAME  # noqa: E402
 from benchmarks.chunk_lines import (  # noqa: E402
     CHOICES_BY_SIMPLICITY,
-    best_line_scores,
+    PRESET_ROW,
+    STUDY_ROW,
     choose,
+    compare_preset,
     line_system,
     mix_scores,
     order_by,
     ranking_of,
+    study,
 )
 from memlab.fusion import normalize  # noqa: E402
+from memlab.stages.best_line import best_line_scores  # noqa: E402
+from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
 
 
 def zscore(x: np.ndarray) -> np.ndarray:
@@ -130,3 +138,60 @@ def test_ranking_of_pads_and_cuts_to_k() -> None:
     r = ranking_of([np.array([4, 1]), np.arange(12)], k=10)
     assert r.columns[0].tolist() == [4, 1] + [-1] * 8
     assert r.columns[1].tolist() == list(range(10))
+
+
+def test_the_study_uses_the_engine_best_line_scores() -> None:
+    # One definition: the study's MaxP is the best_line stage's.
+    assert cl.best_line_scores is best_line_scores
+    assert CHOICES_BY_SIMPLICITY[0] == CHUNK_UNIT_NAME
+
+
+def test_compare_preset_counts_short_queries_and_prefix_mismatches() -> None:
+    held = [{1, 2, 3}, {5}, {7, 8}]
+    study_rows = [np.array([2, 1, 3]), np.array([5, 6, 4]), np.array([7, 9, 8])]
+    preset_rows = [
+        np.array([2, 1, 3]),  # every chunk holds a line: the same list
+        np.array([5]),  # chunks 6 and 4 hold none: dropped, the rest agrees
+        np.array([8, 7]),  # not the study's order: a mismatch
+    ]
+    v = {"recall@6": np.array([1.0, 0.5, np.nan])}
+    w = {"recall@6": np.array([1.0, 0.0, np.nan])}
+    got = compare_preset(study_rows, held, preset_rows, v, w, k=3)
+    assert got == {
+        "questions": 3,
+        "short": 2,
+        "top_k_differ": 2,
+        "prefix_mismatch": 1,
+        "recall@6 differ": 1,
+    }
+
+
+@pytest.mark.parametrize("depth", [100, 1])
+def test_the_engine_preset_row_equals_the_studys_best_line_row(
+    depth: int,
+    beam_dir: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memlab.datasets.beam import load_beam
+    from memlab.embed import HashingEmbedder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = load_beam(beam_dir, tmp_path / "out")
+    values, qids, check = study(ds, depth, HashingEmbedder(dimensions=64))
+    assert len(qids) == len(ds.queries) == check["questions"]
+    names = list(values)
+    assert names[:3] == ["bm25 (chunk)", CHUNK_UNIT_NAME, STUDY_ROW]
+    assert names[3] == PRESET_ROW  # shown beside the study's row
+    # The stage ranks exactly the study's list with the line-less chunks left out.
+    assert check["prefix_mismatch"] == 0
+    if depth == 1:
+        # One line per question: a second chunk holds none, which the study ranks last
+        # and the stage drops (the only way the two rows can differ).
+        assert check["short"] > 0 and check["top_k_differ"] == check["short"]
+        return
+    # With 100 lines every returned chunk of this fixture holds one: the same rows.
+    assert check["short"] == check["top_k_differ"] == 0
+    for m, v in values[STUDY_ROW].items():
+        np.testing.assert_array_equal(values[PRESET_ROW][m], v)
+        assert check[f"{m} differ"] == 0

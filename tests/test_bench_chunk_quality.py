@@ -1,4 +1,5 @@
-"""benchmarks/chunk_quality.py: the MaxSim rescoring of a lab's cached candidates."""
+"""benchmarks/chunk_quality.py: the MaxSim rescoring of a lab's cached candidates and the
+joint grid's points."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.chunk_quality import JOINT_GRID, at_point, joint_points, maxsim_scores  # noqa: E402
+from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk  # noqa: E402
 
 # Unit vectors in 3-d, one per window text; the query vector is e1.
 VECS = {
@@ -85,3 +87,10 @@ def test_joint_grid_points_are_distinct_memlab_best_chunk_settings() -> None:
         0.6,
     )
     assert (p.neighbor_prev, p.neighbor_next, p.fts_tokenizer) == (0.1, 0.7, "porter")
+    # Points of the chunk-as-unit system (the grid's documented figures), each with its
+    # legs' own floor: no best-line step, and min_score set once (no duplicate keyword).
+    assert (p.best_line, p.min_score) == ("", -1e6)
+    q = at_point("y", "minmax/max", 0.3, neighbor_prev=0.3, neighbor_next=0.3)
+    assert (q.best_line, q.min_score) == ("", 0.0)
+    assert q.replace(name="memlab-best-chunk") == memlab_best_chunk(**CHUNK_AS_UNIT)
+    assert {pt.best_line for pt in pts} == {""}

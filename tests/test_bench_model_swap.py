@@ -12,6 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks._common import CHUNK_UNIT_NAME  # noqa: E402
 from benchmarks.model_swap import (  # noqa: E402
     choose_weight,
     per_query,
@@ -20,6 +21,7 @@ from benchmarks.model_swap import (  # noqa: E402
     weight_points,
 )
 from memlab.eval.significance import paired_ttest  # noqa: E402
+from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk  # noqa: E402
 from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
 
 
@@ -38,7 +40,14 @@ def test_weight_points_span_the_grid_and_keep_the_presets_own_weight() -> None:
 
 def test_systems_are_the_legs_then_the_unit_preset() -> None:
     assert [p.name for p in systems("turn")] == ["vector", "bm25", "memlab-best"]
-    assert [p.name for p in systems("chunk")] == ["vector", "bm25", "memlab-best-chunk"]
+    assert [p.name for p in systems("chunk")] == ["vector", "bm25", CHUNK_UNIT_NAME]
+    # The chunk system is memlab-best-chunk scoring each chunk as one unit (the system the
+    # documented figures were measured with), not the preset's best-line ranking.
+    chunk = systems("chunk")[-1]
+    assert (chunk.best_line, chunk.min_score) == ("", 0.0)
+    assert chunk.replace(name="memlab-best-chunk", max_results=6) == memlab_best_chunk(
+        **CHUNK_AS_UNIT
+    )
     assert all(p.max_results == 10 for p in systems("turn"))
 
 
@@ -93,9 +102,9 @@ def test_summarise_chooses_on_tune_and_tests_against_the_packaged_model() -> Non
     b = values[("a", "packaged")]["vector"]["recall@6"][keep]
     assert rows[("other", "vector")]["h p"] == float(f"{paired_ttest(a, b)[1]:.2g}")
     # A weight point is tested against the packaged model's preset.
-    own = f"memlab-best-chunk w={systems('chunk')[-1].vector_weight:g}"
+    own = f"{CHUNK_UNIT_NAME} w={systems('chunk')[-1].vector_weight:g}"
     a = values[("b", "other")][own]["recall@6"][20:]
-    b = values[("b", "packaged")]["memlab-best-chunk"]["recall@6"][20:]
+    b = values[("b", "packaged")][CHUNK_UNIT_NAME]["recall@6"][20:]
     assert rows[("other", own)]["g p"] == float(f"{paired_ttest(a, b)[1]:.2g}")
     assert [k for k in rows if k[0] == "other"] == [
         ("other", "vector"),

@@ -191,6 +191,7 @@ def test_format_shows_candidate_generation_and_effective_weights(lab: Lab) -> No
         "fusion": "wsum",
         "weights": [0.5, 0.5],
         "min_score": 0.35,
+        "best_line": None,
     }
     assert js["vector"]["keyword_mode"] is None and js["vector"]["weights"] is None
 

@@ -47,7 +47,8 @@ def index(small_workspace: Path) -> MemoryIndex:
 
 def assert_explain_adds_up(p: Pipeline, ex: pd.DataFrame, frame: pd.DataFrame) -> None:
     """vector_term + text_term + other = fused; (fused × decay + neighbor) then every
-    registered term, in stage order, = score (to 1e-12); returned rows = the results."""
+    registered term, in stage order (a "=" term replaces the running score), = score (to
+    1e-12); returned rows = the results."""
     scored = ex[ex["score"].notna()]
     terms = scored["vector_term"] + scored["text_term"] + scored["other"]
     np.testing.assert_allclose(terms, scored["fused"], rtol=0, atol=1e-12)
@@ -55,7 +56,10 @@ def assert_explain_adds_up(p: Pipeline, ex: pd.DataFrame, frame: pd.DataFrame) -
     for key, op in [s.term for s in STAGES if s.term and s.name not in ("decay", "neighbor")]:
         col = STAGE_ARRAYS[key].column
         if col in scored:
-            total = total * scored[col] if op == "×" else total + scored[col]
+            if op == "=":  # the stage replaces the score (best_line)
+                total = scored[col]
+            else:
+                total = total * scored[col] if op == "×" else total + scored[col]
     np.testing.assert_allclose(total, scored["score"], rtol=0, atol=1e-12)
     got = ex[ex["fate"] == "returned"][["qid", "docno", "score"]].reset_index(drop=True)
     assert got.equals(frame[["qid", "docno", "score"]].reset_index(drop=True))

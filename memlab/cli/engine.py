@@ -174,7 +174,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     index = open_index(args)
     with index:
         if not index.db_path.exists():
-            others = sorted(p.stem for p in index.db_path.parent.glob("*.sqlite"))
+            others = sorted(
+                p.stem for p in index.db_path.parent.glob("*.sqlite") if ".lines-" not in p.stem
+            )
             raise CliError(
                 f"no index at {index.db_path} (identity {index.identity});"
                 f" run `memlab index {args.workspace}` with the same options"
@@ -207,6 +209,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{'fingerprint':18} STALE (memlab index will rebuild: {index.rebuild_reason()})")
     for k, v in (st["fingerprint"] or {}).items():
         print(f"  {k:16} {v}")
+    for tok, path in st["line_views"].items():  # synced with this index (best_line systems)
+        print(f"{'line_view':18} {path} ({tok}; one line per row, synced with this index)")
     store = st["openclaw_store"]
     shown = "exists" if store["exists"] else "absent"
     print(

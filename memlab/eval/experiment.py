@@ -50,7 +50,9 @@ def system_settings(p: Pipeline) -> dict[str, Any]:
     the single leg (``vector``/``keyword``); ``weights``: the (vector, text) weights
     the fusion applies — for ``wsum`` clamped to [0, 1] and renormalised to sum 1
     (``Pipeline.effective_weights``), for ``rrf`` and ``comb*`` as given (they are
-    not renormalised), None for a single leg; ``min_score``: the threshold.
+    not renormalised), None for a single leg; ``min_score``: the threshold;
+    ``best_line``: the line system a chunk system ranks its chunks by (None when off; the
+    fusion then only breaks ties, ``memlab.stages.best_line``).
     """
     both = bool(p.keyword and p.vector)
     fusion = p.fusion if both else ("vector" if p.vector else "keyword")
@@ -61,6 +63,7 @@ def system_settings(p: Pipeline) -> dict[str, Any]:
         "fusion": fusion,
         "weights": None if weights is None else [round(w, 6) for w in weights],
         "min_score": float(p.min_score),
+        "best_line": p.best_line or None,
     }
 
 
@@ -70,7 +73,7 @@ def _settings_cells(p: Pipeline) -> dict[str, str]:
     return {
         "kw": st["keyword_mode"] or "-",
         "depth": str(st["depth"]),
-        "fusion": st["fusion"],
+        "fusion": st["fusion"] + ("+line" if st["best_line"] else ""),
         "weights": "-" if w is None else f"{w[0]:.2f}/{w[1]:.2f}",
         "min": f"{st['min_score']:g}",
     }
@@ -189,6 +192,12 @@ class ExperimentResult:
                 "kw: keyword query (and/or; - = no keyword leg); depth: candidates per leg; "
                 "weights: vector/text as the fusion applies them; min: min_score"
             )
+            lined = sorted({s.best_line for s in self.systems if s.best_line})
+            if lined:
+                out.append(
+                    f"+line: chunks ranked by their best line under {', '.join(lined)} "
+                    "(memlab.stages.best_line); the fusion and weights only break ties"
+                )
         if same_as:
             out.append(
                 "= X: the same chunks in the same order as X on every scored question "

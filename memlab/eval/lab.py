@@ -31,6 +31,7 @@ from memlab.eval.merge import merge_candidate_sets
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanTable, candidate_coverage, hits_from_topk, span_table
 from memlab.index import MemoryIndex
+from memlab.stages.best_line import BEST_LINE_KEY, best_line_matrix
 from memlab.store.filerules import DEFAULT_MEMORY_FILES, check_memory_files, chunker_fingerprint
 
 if TYPE_CHECKING:
@@ -203,6 +204,9 @@ class Lab:
         # The labs of this dataset by (FTS5 tokenizer, memory-file rule), shared by all of
         # them (self included).
         self._labs: dict[tuple[str, str], Lab] = {(fts_tokenizer, self.memory_files): self}
+        # The line-unit lab of best_line systems, and their candidate sets with line scores.
+        self._line_lab: Lab | None = None
+        self._line_scores: dict[tuple[Any, ...], tuple[LabCandidates, LabCandidates]] = {}
 
     def __repr__(self) -> str:
         model = self.embedder.model if self.embedder is not None else "fts-only"
@@ -315,11 +319,53 @@ class Lab:
 
     def candidates_for_system(self, p: Pipeline, depth: int | None = None) -> LabCandidates:
         """The candidates system ``p`` ranks: on ``lab_for(p)``, with its candidate key, at
-        ``depth`` per leg (default ``p.depth``; cached as `candidates`)."""
+        ``depth`` per leg (default ``p.depth``; cached as `candidates`); with the line
+        scores of ``p.best_line`` attached (`with_best_line`) when it has one."""
         km, kf = self.candidate_key(p)
-        return self.lab_for(p).candidates(
+        lc = self.lab_for(p).candidates(
             p.depth if depth is None else depth, keyword_mode=km, keyword_fallback=kf
         )
+        return self.with_best_line(lc, p)
+
+    def line_lab(self) -> Lab:
+        """This lab one line per unit (``unit="turn"``; same dataset, embedder, folder,
+        tokenizer and vector cache); this lab itself when its unit is the line. Built once."""
+        if self.chunker.kind == "line":
+            return self
+        if self._line_lab is None:
+            self._line_lab = Lab(
+                self.dataset,
+                embedder=self.embedder,
+                unit="turn",
+                index_dir=self.index_dir,
+                fts_tokenizer=self.fts_tokenizer,
+                fts_path_prefix=self.fts_path_prefix,
+                progress=self.progress,
+                cache_vectors=self.cache_vectors,
+                memory_files=self.memory_files,
+            )
+        return self._line_lab
+
+    def with_best_line(self, lc: LabCandidates, p: Pipeline) -> LabCandidates:
+        """``lc`` with ``cs.extra["best_line"]`` filled for system ``p``: its line system
+        (``Pipeline.line_system``) run on `line_lab` for every question, mapped onto the
+        candidate chunks (``memlab.stages.best_line.line_score_matrix``) — what
+        ``Pipeline.retrieve`` does on one index. ``lc`` itself when ``p.best_line`` is off;
+        cached per (candidate set, line system, depth, legs)."""
+        if not p.best_line:
+            return lc
+        key = (id(lc), p.best_line, p.best_line_depth, p.vector, p.keyword)
+        hit = self._line_scores.get(key)
+        if hit is not None and hit[0] is lc:
+            return hit[1]
+        line_p = p.line_system()
+        llc = self.line_lab().candidates_for_system(line_p)
+        if llc.qids != lc.qids:  # one dataset, so one question order; checked all the same
+            raise ValueError("line lab and chunk lab disagree on the question order")
+        extra = {**lc.cs.extra, BEST_LINE_KEY: best_line_matrix(lc.cs, line_p, llc.cs)}
+        out = dataclasses.replace(lc, cs=dataclasses.replace(lc.cs, extra=extra))
+        self._line_scores[key] = (lc, out)
+        return out
 
     def candidates_for(self, systems: Sequence[Pipeline]) -> dict[str, LabCandidates]:
         """One shared candidate set per (tokenizer, keyword mode, fallback) of the systems,
@@ -340,8 +386,8 @@ class Lab:
                 depths[k] = max(depths.get(k, 0), p.depth)
             for p in group:
                 km, kf = lab.candidate_key(p)
-                found[p.name] = lab.candidates(
-                    depths[(km, kf)], keyword_mode=km, keyword_fallback=kf
+                found[p.name] = self.with_best_line(
+                    lab.candidates(depths[(km, kf)], keyword_mode=km, keyword_fallback=kf), p
                 )
         return {p.name: found[p.name] for p in systems}
 

@@ -406,6 +406,14 @@ def sweep(
         lc = target.candidates_for([deepest])[deepest.name]
     else:
         lc = target
+        lines = {(s.best_line, s.best_line_depth, s.vector, s.keyword) for s in systems}
+        if any(s.best_line for s in systems) and len(lines) > 1:
+            # the line scores come with the candidates: one set cannot serve several
+            raise ValueError(
+                "these settings rank chunks by different line systems or line depths "
+                "(best_line, best_line_depth, legs): sweep on a Lab, which attaches each "
+                "setting's line scores, not on one LabCandidates"
+            )
     keep = lc.has_evidence
     qids = np.asarray(lc.qids, dtype=object)
     train_ids: list[str] | None = None
@@ -436,7 +444,10 @@ def sweep(
 
             iterator = tqdm(systems, desc="sweep", unit="setting", disable=None)
         for i, s in enumerate(iterator):
-            out = lc.score(s, metrics)
+            # A best-line system's line scores depend on its own line settings (depth, line
+            # system): attach them per setting (Lab.with_best_line caches each).
+            own = target.with_best_line(lc, s) if isinstance(target, Lab) else lc
+            out = own.score(s, metrics)
             for m in metrics:
                 values[m][i] = out[m]
     t_score = time.perf_counter() - t1

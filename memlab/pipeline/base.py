@@ -48,6 +48,12 @@ from memlab.stages import (
     stage_param_check,
     stage_param_defaults,
 )
+from memlab.stages.best_line import (
+    BEST_LINE_KEY,
+    best_line_matrix,
+    check_best_line_pipeline,
+    line_system_factory,
+)
 from memlab.stages.current import current_order
 from memlab.stages.selection import mmr_order, select_rows
 from memlab.vocab import (
@@ -194,6 +200,7 @@ class Pipeline:
             raise ValueError(f"unknown stage parameter(s) {unknown}; registered: {sorted(known)}")
         for k, v in self.stage_params.items():
             stage_param_check(k, v)
+        check_best_line_pipeline(self)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names the instance lacks: a registered stage's parameter.
@@ -357,9 +364,18 @@ class Pipeline:
         qids: list[str] | None = None,
         times: Any = None,
         depth: int | None = None,
+        query_vectors: np.ndarray | None = None,
     ) -> CandidateSet:
-        """Candidates for this system (its legs, keyword mode and depth)."""
-        return retrieve(
+        """Candidates for this system (its legs, keyword mode and depth); ``query_vectors``
+        [Q, d]: the queries' embeddings when already computed (else embedded here).
+
+        With ``best_line`` set, the line system (``line_system``) is also run on the
+        index's line view (``MemoryIndex.line_view``, the same files one line per row,
+        same embedder, so the query vectors are reused) and each candidate chunk's best
+        line score is put in ``extra["best_line"]``
+        (``memlab.stages.best_line.line_score_matrix``).
+        """
+        cs = retrieve(
             index,
             queries,
             qids=qids,
@@ -369,6 +385,39 @@ class Pipeline:
             keyword_mode=self.keyword_mode,
             keyword_fallback=self.retrieval_spec(index.has_vectors).keyword_fallback,
             times=times,
+            query_vectors=query_vectors,
+        )
+        if self.best_line:
+            line_p = self.line_system()
+            lcs = line_p.retrieve(
+                self.line_index(index),
+                queries,
+                qids=qids,
+                times=times,
+                query_vectors=cs.query_vectors,
+            )
+            cs.extra[BEST_LINE_KEY] = best_line_matrix(cs, line_p, lcs)
+        return cs
+
+    def line_index(self, index: MemoryIndex) -> MemoryIndex:
+        """The line view of ``index`` that this system's line system runs on
+        (``MemoryIndex.line_view`` with the line system's FTS5 tokenizer; built and synced
+        on first use: the MCP server calls this at start so no tool call waits for it)."""
+        line_p = self.line_system()
+        return index.line_view(line_p.retrieval_spec(index.has_vectors).fts_tokenizer)
+
+    def line_system(self) -> Pipeline:
+        """The line-level system ``best_line`` names (the preset of that name, registered
+        by ``memlab.presets``: ``memlab.stages.best_line.line_system_factory``), returning
+        its top ``best_line_depth`` lines, with a leg only where this system has it too (a
+        chunk system fallen back to keyword-only ranks by keyword-only lines)."""
+        if not self.best_line:
+            raise ValueError(f"{self.name}: best_line is off, so there is no line system")
+        line = line_system_factory(self.best_line)()
+        return line.replace(
+            max_results=self.best_line_depth,
+            vector=line.vector and self.vector,
+            keyword=line.keyword and self.keyword,
         )
 
     def scores(self, cs: CandidateSet) -> dict[str, np.ndarray]:
@@ -402,7 +451,10 @@ class Pipeline:
             order = current_order(self, cs, st, mmr_on and self.mmr == "openclaw-current")
         else:
             key = np.where(valid, -np.nan_to_num(final, nan=0.0), np.inf)
-            order = np.argsort(key, axis=1, kind="stable")
+            if "tie_break" in st:  # equal scores by a stage's key, then insertion order
+                order = np.lexsort((st["tie_break"], key), axis=-1)
+            else:
+                order = np.argsort(key, axis=1, kind="stable")
         if mmr_on and not (current and self.mmr == "openclaw-current"):
             order = mmr_order(self, cs, order, valid, final)
         mmr_pos = np.full((nq, width), -1, dtype=np.int64)
@@ -424,7 +476,7 @@ class Pipeline:
             relaxed_threshold=thr,
             fill_keyword_only=hybrid and self.fill_keyword_only,
             top_up=mode == "keyword",
-            order=order if mmr_on or current else None,
+            order=order if mmr_on or current or "tie_break" in st else None,
             fill_mask=has_t & ~st["has_vec"] if current else None,
         )
         return Ranking(columns=cols, scores=scores, stage=st, selected_by=sel, mode=mode)

@@ -11,6 +11,7 @@ stage's term), giving ``score`` — and why it was returned or dropped.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -184,6 +185,9 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
     expr = "fused"
     for key, op in score_terms(pipeline, mode):
         col = STAGE_ARRAYS[key].column or key
+        if op == "=":  # the stage replaces the score; what it replaced orders ties
+            expr = f"{col} (ties by {expr})"
+            continue
         if op == "×" and " + " in expr:
             expr = f"({expr})"
         expr += f" {op} {col}"
@@ -371,6 +375,8 @@ def _drop_reason(
             legs = (("vector", found_v, vrank), ("keyword", found_t, trank))
             ranks = ", ".join(f"{leg} rank {r + 1}" for leg, f, r in legs if f)
             return f"beyond the depth {depth} ({ranks})"
+        if p.best_line and math.isfinite(fused):  # scored, then no top line in it
+            return f"holds none of the query's top {p.best_line_depth} lines (best_line)"
         if found_t and not found_v and (mode == "vector" or not p.keyword):
             return "found only by the keyword leg, which this system does not use"
         if found_v and not found_t and mode == "keyword":

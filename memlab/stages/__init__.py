@@ -10,7 +10,7 @@ meaning and its column in the results frame (``memlab.pipeline.explain``), so th
 stage dict, the results frame, explain and the plots use one name per array.
 
 Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
-→ project → neighbor → file_context → headings → exact_tiers | mmr → selection (the stages of
+→ project → neighbor → file_context → headings → best_line → exact_tiers | mmr → selection (the stages of
 OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter is set).
 ``Pipeline.active_stages(mode)`` names those a system runs;
 the fast sweep (``memlab.eval.fastsweep``) reads it to decide whether it can
@@ -32,6 +32,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memlab.stages.best_line import (
+    BEST_LINE_KEY,
+    BEST_LINE_PARAMS,
+    best_line_active,
+    best_line_stage,
+    check_best_line,
+)
 from memlab.stages.context import (
     NEIGHBOR_SHAPE_PARAMS,
     NEIGHBOR_WINDOW_PARAMS,
@@ -116,8 +123,8 @@ class Stage:
     (added to ``STAGE_ARRAYS`` on registration); ``params``: the parameters it
     adds to every `Pipeline`, with their defaults (which must turn it off);
     ``check(name, value)``: raises ValueError on a bad parameter value;
-    ``term``: how it changes the score, for explain: (key, ``"×"`` or ``"+"``)
-    applied to the running score; ``off``: arrays written when it does not run.
+    ``term``: how it changes the score, for explain: (key, ``"×"``, ``"+"`` or ``"="``)
+    applied to the running score (``"="``: the score becomes ``st[key]``); ``off``: arrays written when it does not run.
     """
 
     name: str
@@ -220,6 +227,22 @@ _BUILTIN: tuple[Stage, ...] = (
         headings_stage,
         lambda p, mode: p.drop_headings,
         ("heading_only", "valid", "final", "has_vec", "has_text"),
+    ),
+    Stage(
+        "best_line",
+        best_line_stage,
+        best_line_active,
+        ("valid", BEST_LINE_KEY, "tie_break", "final"),
+        arrays={
+            BEST_LINE_KEY: ArrayInfo(
+                "best score of the chunk's lines under the line system (NaN = none)",
+                "best_line",
+            ),
+            "tie_break": ArrayInfo("order key for equal scores, ascending (−score before)", None),
+        },
+        params=BEST_LINE_PARAMS,
+        check=check_best_line,
+        term=(BEST_LINE_KEY, "="),
     ),
     Stage(
         "exact_tiers",
@@ -343,5 +366,6 @@ def run_stages(p: Pipeline, cs: CandidateSet) -> dict[str, np.ndarray]:
 
 def score_terms(p: Pipeline, mode: str) -> list[tuple[str, str]]:
     """The (key, op) of every stage on in ``mode`` that changes the score after fusion,
-    in order: score = fused, then ``× st[key]`` or ``+ st[key]`` per term (explain)."""
+    in order: score = fused, then ``× st[key]``, ``+ st[key]`` or ``= st[key]`` per term
+    (explain)."""
     return [s.term for s in STAGES if s.term is not None and s.active(p, mode)]

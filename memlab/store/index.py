@@ -16,6 +16,7 @@ index (``PRAGMA data_version``) or swapped the file (inode) and reloads if so. A
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import sqlite3
@@ -49,10 +50,10 @@ from memlab.store.schema import (
     file_ident,
     open_db,
 )
-from memlab.store.sync import stale_files
+from memlab.store.sync import SyncReport, stale_files
 from memlab.store.table import ChunkTable, fetch_texts, load_table
 from memlab.store.writer import IndexWriter
-from memlab.vocab import FTS_TOKENIZE, SOURCES, VECTOR_BACKENDS
+from memlab.vocab import FTS_TOKENIZE, LINE_VIEW_MEMORY_FILES, SOURCES, VECTOR_BACKENDS
 from memlab.workspace import MemoryFile, resolve_workspace
 
 if TYPE_CHECKING:
@@ -143,6 +144,8 @@ class MemoryIndex(IndexWriter):
         self._table: ChunkTable | None = None
         self._table_version: int | None = None
         self._ann: Any = None
+        # Line views opened by line_view(), by FTS5 tokenizer; synced with this index.
+        self._line_views: dict[str, MemoryIndex] = {}
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -231,8 +234,89 @@ class MemoryIndex(IndexWriter):
             self._conn_ident = file_ident(self.db_path)
         return self._conn
 
+    def line_view(self, fts_tokenizer: str | None = None) -> MemoryIndex:
+        """The same workspace indexed one line per row (``ChunkerConfig("line")``), for
+        systems that rank chunks by their best line (``memlab.stages.best_line``).
+
+        Same files, sources, embedder and options as this index, with ``fts_tokenizer``
+        (None = this index's). Its file sits beside this one's:
+        ``<this file's stem>.lines-<tokenizer><its suffix>`` (in the user cache, never in the
+        workspace). Built on first use (``ensure_synced``: the first search waits, as for
+        any new index), then kept in step by every ``sync`` of the chunk index — from any
+        ``MemoryIndex`` object on that file (a watcher's, a server's writer), since a sync
+        also syncs each line view found beside it on disk, and ``stale_files`` (hence
+        ``ensure_synced(files=True)``, ``memlab search``) counts a view's stale files as the
+        index's. Only the 2026-04 file rule has a line chunker; under ``openclaw-2026.9`` (the release's fixed chunker) this raises
+        ValueError. A line index is its own line view.
+        """
+        if self.memory_files not in LINE_VIEW_MEMORY_FILES:
+            raise ValueError(
+                f"line_view: memory_files={self.memory_files!r} chunks with the release's own "
+                f"chunker; a line view needs one of {', '.join(LINE_VIEW_MEMORY_FILES)}"
+            )
+        tok = fts_tokenizer or self.fts_tokenizer
+        if self.chunker.kind == "line" and tok == self.fts_tokenizer:
+            return self
+        view = self._line_view_index(tok)
+        view.ensure_synced()
+        return view
+
+    def _line_view_index(self, tok: str) -> MemoryIndex:
+        # The line view's object (made once, not synced here): see line_view.
+        view = self._line_views.get(tok)
+        if view is None:
+            view = MemoryIndex(
+                self.workspace,
+                db_path=self.db_path.with_name(
+                    f"{self.db_path.stem}.lines-{tok}{self.db_path.suffix}"
+                ),
+                embedder=self.embedder,
+                chunker=ChunkerConfig("line"),
+                extra_paths=self.extra_paths,
+                sources=self.sources,
+                sessions_dir=self.sessions_dir,
+                fts_tokenizer=tok,
+                fts_path_prefix=self.fts_path_prefix,
+                memory_files=self.memory_files,
+                vector_backend=self.vector_backend,
+                vector_params=self.vector_params,
+                cache_enabled=self.cache_enabled,
+                cache_max_entries=self.cache_max_entries,
+                lock_timeout=self.lock_timeout,
+                progress=self.progress,
+            )
+            self._line_views[tok] = view
+        return view
+
+    def line_view_tokenizers(self) -> list[str]:
+        """The FTS5 tokenizers of this index's line views: those opened by ``line_view``
+        and those whose file exists beside this index's (``<stem>.lines-<tok><suffix>``,
+        the suffix of this index's file, so ``a.db`` and ``a.sqlite`` never share one)."""
+        found = set(self._line_views)
+        prefix, suffix = f"{self.db_path.stem}.lines-", self.db_path.suffix
+        if self.db_path.parent.is_dir():
+            pattern = f"{glob.escape(prefix)}*{glob.escape(suffix)}"
+            for f in self.db_path.parent.glob(pattern):
+                tok = f.name[len(prefix) : len(f.name) - len(suffix)]
+                if tok in FTS_TOKENIZE:
+                    found.add(tok)
+        return sorted(found)
+
+    def sync(self, *, force: bool = False, progress: bool | None = None) -> SyncReport:
+        """``IndexWriter.sync`` of this index, then of each of its line views
+        (``line_view_tokenizers``: opened here or found on disk, so whoever syncs the chunk
+        index keeps them in step); the report is this index's."""
+        report = super().sync(force=force, progress=progress)
+        if self.memory_files in LINE_VIEW_MEMORY_FILES:
+            for tok in self.line_view_tokenizers():
+                self._line_view_index(tok).sync(force=force, progress=progress)
+        return report
+
     def close(self) -> None:
-        """Close the connection and drop the cached table (reopened on next use)."""
+        """Close the connection and drop the cached table (reopened on next use); line
+        views are closed too."""
+        for view in self._line_views.values():
+            view.close()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -297,13 +381,23 @@ class MemoryIndex(IndexWriter):
 
         Costs one ``lstat`` per discovered file and one read of the ``files`` table; no
         file is opened. A file rewritten with the same size within the same mtime tick is
-        not seen (as with any mtime check); ``memlab index`` hashes every file.
+        not seen (as with any mtime check); ``memlab index`` hashes every file. A line view
+        of this index (``line_view``) that is behind counts too: its stale files join the
+        list, so a sync is asked for even when only the view missed one (a sync that failed
+        between the two files, a view built while the workspace changed).
         """
-        return stale_files(self.connect(), self.db_path, self.discover)
+        stale = set(stale_files(self.connect(), self.db_path, self.discover))
+        if self.memory_files in LINE_VIEW_MEMORY_FILES:
+            for tok in self.line_view_tokenizers():
+                view = self._line_view_index(tok)
+                if view.db_path.exists():
+                    stale.update(view.stale_files())
+        return sorted(stale)
 
     def status(self) -> dict[str, Any]:
-        """Index path and identity, fingerprint, counts, truncated chunks and whether files
-        changed since the last sync (``stale_files``)."""
+        """Index path and identity, fingerprint, counts, truncated chunks, whether files
+        changed since the last sync (``stale_files``, line views included) and the line
+        views beside this index (``line_views``: {tokenizer: path}, on disk only)."""
         conn = self.connect()
         stored = self.stored_fingerprint()
         dirty_files = self.stale_files()
@@ -326,6 +420,11 @@ class MemoryIndex(IndexWriter):
             "last_sync": float(last[0]) if last else None,
             "dirty": bool(dirty_files) or not fingerprints_match(stored, self.fingerprint()),
             "dirty_files": dirty_files,
+            "line_views": {
+                tok: str(view.db_path)
+                for tok in self.line_view_tokenizers()
+                if (view := self._line_view_index(tok)).db_path.exists()
+            },
         }
 
     @property

@@ -1,0 +1,227 @@
+"""Best line: rank chunks by the best of their lines' scores under a line-level system.
+
+A ~400-token chunk scored as one unit is one vector of its first 256 word pieces and one
+BM25 score over every word in it; its lines, scored one by one, can each use the
+turn-level rules (the speaker-shape neighbour rule reads a line's own speaker, which a
+chunk starting mid-message cannot). ``best_line`` (a preset name of
+``memlab.vocab.BEST_LINE_SYSTEMS``; ``""`` = off) names the line system; the search then
+runs it on the line index of the same files (``MemoryIndex.line_view``), keeps each
+query's top ``best_line_depth`` lines, and this stage, the last score stage, sets
+
+    final(q, c) = max{ s_line(q, l) : l among the query's top lines, path(l) = path(c),
+                       start(c) ≤ line(l) ≤ end(c) }
+
+(MaxP with the line as the passage; a line inside two overlapping chunks counts for
+both). A chunk that holds none of those lines is no longer a candidate; ties (two
+overlapping chunks sharing their best line) go to the higher score of the chunk system
+before this stage (``tie_break``), then to insertion order. The line scores arrive in
+``CandidateSet.extra["best_line"]`` (``line_score_matrix``): ``Pipeline.retrieve`` and the
+lab's candidates fill it, so the stage itself reads no index. Studied in
+``benchmarks/chunk_lines.py`` (docs/quality.md, "Chunks ranked by their best line").
+Engine layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memlab.vocab import BEST_LINE_SYSTEMS, LINE_VIEW_MEMORY_FILES
+
+if TYPE_CHECKING:
+    from memlab.candidates import CandidateSet
+    from memlab.pipeline import Pipeline, Ranking
+
+__all__ = [
+    "BEST_LINE_KEY",
+    "BEST_LINE_PARAMS",
+    "LINE_SYSTEMS",
+    "LineHits",
+    "best_line_active",
+    "best_line_matrix",
+    "best_line_scores",
+    "best_line_stage",
+    "check_best_line",
+    "check_best_line_pipeline",
+    "line_hits",
+    "line_score_matrix",
+    "line_system_factory",
+    "register_line_system",
+]
+
+BEST_LINE_PARAMS = {"best_line": "", "best_line_depth": 100}
+# The factories of the line systems, by name: filled by ``memlab.presets`` on import
+# (``register_line_system``), since the presets build on the pipeline, not the reverse.
+LINE_SYSTEMS: dict[str, Callable[[], Pipeline]] = {}
+# The CandidateSet.extra key the line scores travel under (and the stage array's name).
+BEST_LINE_KEY = "best_line"
+# One query's top lines: (paths [H], 1-based line numbers [H], scores [H]), best first.
+LineHits = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def check_best_line(name: str, value: object) -> None:
+    """``best_line``: ``""`` or a name of ``BEST_LINE_SYSTEMS``; ``best_line_depth``: an
+    integer ≥ 1 (not a bool)."""
+    if name == "best_line":
+        if value != "" and value not in BEST_LINE_SYSTEMS:
+            raise ValueError(
+                f"best_line must be '' (off) or one of {', '.join(BEST_LINE_SYSTEMS)}; got {value!r}"
+            )
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def register_line_system(name: str, factory: Callable[[], Pipeline]) -> None:
+    """Make ``factory`` the line system ``best_line=name`` runs; ``name`` must be one of
+    ``BEST_LINE_SYSTEMS`` (ValueError otherwise)."""
+    if name not in BEST_LINE_SYSTEMS:
+        raise ValueError(f"line systems are {', '.join(BEST_LINE_SYSTEMS)}; got {name!r}")
+    LINE_SYSTEMS[name] = factory
+
+
+def line_system_factory(name: str) -> Callable[[], Pipeline]:
+    """The factory registered for ``name``; a ValueError naming ``memlab.presets`` when
+    none is (the presets register theirs when that module is imported)."""
+    try:
+        return LINE_SYSTEMS[name]
+    except KeyError:
+        raise ValueError(
+            f"best_line={name!r}: no line system registered under that name; "
+            "memlab.presets registers them on import (import it first)"
+        ) from None
+
+
+def check_best_line_pipeline(p: Pipeline) -> None:
+    """ValueError when ``best_line`` is combined with what it would silently discard.
+
+    The stage replaces the chunk's score by its best line's, so a stage that changes the
+    chunk score after fusion — decay, release 2026.9.6's importance and project
+    multipliers and lexical boost — would only break ties, and the release's exact-path
+    tiers and selection rule order results by keys of their own. A line view needs a
+    file rule of ``LINE_VIEW_MEMORY_FILES`` (release 2026.9.6 chunks with its own
+    chunker). The neighbour and file-context stages stay allowed: they shape the
+    tie-break on purpose (``memlab-best-chunk``).
+    """
+    if not p.best_line:
+        return
+    clash = [
+        name
+        for name, on in (
+            (f"decay={p.decay!r}", p.decay != "off"),
+            ("importance_boost=True", p.importance_boost),
+            ("project_boost=True", p.project_boost),
+            ("lexical_boost=True", p.lexical_boost),
+            ("exact_tiers=True", p.exact_tiers),
+            (f"selection_rule={p.selection_rule!r}", p.selection_rule != "openclaw"),
+            (f"memory_files={p.memory_files!r}", p.memory_files not in LINE_VIEW_MEMORY_FILES),
+        )
+        if on
+    ]
+    if clash:
+        why = (
+            f"a line view needs memory_files in {', '.join(LINE_VIEW_MEMORY_FILES)}"
+            if clash[-1].startswith("memory_files")
+            else "the chunk's score becomes its best line's, so it would be silently discarded"
+        )
+        raise ValueError(
+            f"best_line={p.best_line!r} cannot be combined with {' and '.join(clash)}: "
+            f"{why}; set best_line='' to use it"
+        )
+
+
+def best_line_active(p: Pipeline, mode: str) -> bool:
+    """On in every mode when ``p.best_line`` names a line system."""
+    return bool(p.best_line)
+
+
+def best_line_scores(
+    chunk_paths: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    line_paths: np.ndarray,
+    line_no: np.ndarray,
+    line_score: np.ndarray,
+) -> np.ndarray:
+    """[C]: for each chunk ``c``, ``max line_score[l]`` over the lines ``l`` with
+    ``line_paths[l] == chunk_paths[c]`` and ``chunk_start[c] ≤ line_no[l] ≤ chunk_end[c]``
+    (1-based inclusive line numbers); NaN for a chunk that holds none of the lines (and
+    for every chunk when there are no lines). A line inside two overlapping chunks counts
+    for both; a NaN line score is ignored."""
+    out = np.full(len(chunk_paths), np.nan)
+    if len(line_paths) == 0 or len(chunk_paths) == 0:
+        return out
+    codes = {p: i for i, p in enumerate(dict.fromkeys(np.asarray(line_paths).tolist()))}
+    cp = np.array([codes.get(p, -1) for p in np.asarray(chunk_paths).tolist()], dtype=np.int64)
+    lp = np.array([codes[p] for p in np.asarray(line_paths).tolist()], dtype=np.int64)
+    ln = np.asarray(line_no)
+    inside = (
+        (cp[:, None] == lp[None, :])
+        & (np.asarray(chunk_start)[:, None] <= ln[None, :])
+        & (np.asarray(chunk_end)[:, None] >= ln[None, :])
+    )
+    s = np.where(inside, np.asarray(line_score, dtype=np.float64)[None, :], np.nan)
+    has = (inside & np.isfinite(s)).any(axis=1)
+    out[has] = np.nanmax(s[has], axis=1)
+    return out
+
+
+def line_hits(cs: CandidateSet, ranking: Ranking) -> list[LineHits]:
+    """Each query's returned lines of a line-level ``ranking`` over ``cs``, best first:
+    ``(paths, start lines, scores)`` (a line chunk's start line is its line)."""
+    out: list[LineHits] = []
+    for i in range(len(cs.qids)):
+        cols = ranking.columns[i][ranking.columns[i] >= 0]
+        pos = cs.pos[i, cols]
+        out.append((cs.table.paths[pos], cs.table.start_lines[pos], ranking.scores[i][: len(cols)]))
+    return out
+
+
+def line_score_matrix(cs: CandidateSet, hits: Sequence[LineHits]) -> np.ndarray:
+    """[Q, C] ``best_line_scores`` of every candidate chunk of ``cs`` (row ``q`` against
+    ``hits[q]``); NaN for padding and for chunks holding none of the query's lines. The
+    rows of ``hits`` follow ``cs.qids``."""
+    if len(hits) != len(cs.qids):
+        raise ValueError(f"{len(hits)} queries of line hits for {len(cs.qids)} queries of chunks")
+    out = np.full(cs.pos.shape, np.nan)
+    t = cs.table
+    for i, (paths, lines, scores) in enumerate(hits):
+        cols = np.nonzero(cs.pos[i] >= 0)[0]
+        pos = cs.pos[i, cols]
+        out[i, cols] = best_line_scores(
+            t.paths[pos], t.start_lines[pos], t.end_lines[pos], paths, lines, scores
+        )
+    return out
+
+
+def best_line_matrix(cs: CandidateSet, line_system: Pipeline, line_cs: CandidateSet) -> np.ndarray:
+    """[Q, C] line scores of ``cs``'s candidate chunks: ``line_system`` ranks ``line_cs``
+    (the same queries over the line view, rows in ``cs``'s order), its top lines are
+    ``line_hits`` and each chunk takes its best (``line_score_matrix``). The one mapping
+    from a line ranking to chunks: ``Pipeline.retrieve`` and the lab both call it."""
+    return line_score_matrix(cs, line_hits(line_cs, line_system.rank(line_cs)))
+
+
+def best_line_stage(
+    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """``final`` ← the chunk's best line score (module docstring); ``valid`` keeps only
+    chunks holding one of the query's top lines; ``tie_break`` = −(the chunk system's
+    ``final``), read by ``Pipeline.rank`` to order equal line scores."""
+    if BEST_LINE_KEY not in cs.extra:
+        raise ValueError(
+            f"best_line={p.best_line!r} needs the line scores in CandidateSet.extra"
+            f"[{BEST_LINE_KEY!r}]: retrieve with Pipeline.retrieve (or the lab), which runs "
+            "the line system on the index's line view"
+        )
+    line = cs.extra[BEST_LINE_KEY]
+    valid = st["valid"] & np.isfinite(line)
+    before = np.nan_to_num(st["final"], nan=-np.inf)
+    return {
+        "valid": valid,
+        BEST_LINE_KEY: np.where(valid, line, np.nan),
+        "tie_break": np.where(valid, -before, np.inf),
+        "final": np.where(valid, line, np.nan),
+    }

@@ -1,0 +1,358 @@
+"""The best-line stage (``memlab.stages.best_line``): chunks ranked by their best line.
+
+Checked here: the grouping against a brute-force loop (Hypothesis), the stage's scores
+and tie rule against an independent run of the line system on the line view, the line
+view's file, sync and refusal, keyword-only and provider-failure modes, explain, and the
+lab's path against the engine's on one index.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memlab.chunking import ChunkerConfig
+from memlab.embed import EmbeddingError, HashingEmbedder
+from memlab.index import MemoryIndex
+from memlab.pipeline import Pipeline, explain
+from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk, preset
+from memlab.stages.best_line import best_line_scores, line_system_factory
+from memlab.tools import memory_search
+from tests.conftest import write
+
+QUERIES = ["where is the deploy key", "what does Miso eat", "green tea", "vault rotation"]
+
+
+def brute_force(cp, cs, ce, lp, ln, ls) -> np.ndarray:
+    out = np.full(len(cp), np.nan)
+    for path, line, score in zip(lp, ln, ls, strict=True):
+        for c in range(len(cp)):
+            if cp[c] == path and cs[c] <= line <= ce[c] and np.isfinite(score):
+                out[c] = score if np.isnan(out[c]) else max(out[c], score)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    chunks=st.lists(
+        st.tuples(st.sampled_from("abc"), st.integers(1, 30), st.integers(0, 8)), max_size=12
+    ),
+    lines=st.lists(
+        st.tuples(
+            st.sampled_from("abcd"),
+            st.integers(1, 40),
+            st.one_of(st.floats(-5, 5, allow_nan=False), st.just(float("nan"))),
+        ),
+        max_size=15,
+    ),
+)
+def test_best_line_scores_is_the_max_over_contained_lines(chunks, lines) -> None:
+    cp = np.array([c[0] for c in chunks], dtype=object)
+    cs = np.array([c[1] for c in chunks], dtype=np.int64)
+    ce = cs + np.array([c[2] for c in chunks], dtype=np.int64)
+    lp = np.array([x[0] for x in lines], dtype=object)
+    ln = np.array([x[1] for x in lines], dtype=np.int64)
+    ls = np.array([x[2] for x in lines], dtype=np.float64)
+    got = best_line_scores(cp, cs, ce, lp, ln, ls)
+    np.testing.assert_array_equal(got, brute_force(cp, cs, ce, lp, ln, ls))
+
+
+def test_parameters_are_checked_by_name() -> None:
+    with pytest.raises(ValueError, match=r"best_line must be '' \(off\) or one of memlab-best"):
+        Pipeline().replace(best_line="vector")
+    with pytest.raises(ValueError, match="best_line_depth must be an integer >= 1"):
+        Pipeline().replace(best_line="bm25", best_line_depth=0)
+    with pytest.raises(
+        ValueError, match=r"cannot be combined with exact_tiers=True: the chunk's score"
+    ):
+        memlab_best_chunk(exact_tiers=True)
+    with pytest.raises(ValueError, match="selection_rule='openclaw-current'"):
+        memlab_best_chunk(selection_rule="openclaw-current")
+    with pytest.raises(ValueError, match=r"decay='exact' and importance_boost=True: the chunk's"):
+        memlab_best_chunk(decay="exact", importance_boost=True)
+    with pytest.raises(
+        ValueError, match=r"memory_files='openclaw-2026\.9': a line view needs memory_files in"
+    ):
+        memlab_best_chunk(memory_files="openclaw-2026.9")
+    assert memlab_best_chunk(exact_tiers=True, **CHUNK_AS_UNIT).exact_tiers
+    assert memlab_best_chunk(decay="exact", **CHUNK_AS_UNIT).decay == "exact"
+    with pytest.raises(ValueError, match="best_line is off"):
+        Pipeline().line_system()
+    assert line_system_factory("bm25")().name == "bm25"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ws = tmp_path / "ws"
+    facts = "".join(f"- Note {i}: the build {i} passed on runner {i % 3}.\n" for i in range(30))
+    write(ws, "MEMORY.md", "# Facts\n\n- Hana prefers green tea.\n" + facts)
+    chat = [
+        "User: where is the deploy key kept?",
+        "Assistant: It is in vault/prod, rotated monthly.",
+        "User: thanks. And what does Miso eat?",
+        "Assistant: Miso eats salmon twice a day.",
+    ] * 6
+    write(ws, "memory/2026-11-30.md", "## Chat\n\n" + "\n".join(chat) + "\n")
+    return ws
+
+
+def chunk_index(ws: Path, embedder=None) -> MemoryIndex:
+    idx = MemoryIndex(
+        ws,
+        embedder=HashingEmbedder(64) if embedder is None else embedder,
+        fts_tokenizer="porter",
+        chunker=ChunkerConfig("openclaw", 48, 12),  # several overlapping chunks per file
+        progress=False,
+    )
+    idx.sync()
+    return idx
+
+
+def by_hand(idx: MemoryIndex, p: Pipeline, query: str) -> dict[tuple[str, int, int], float]:
+    """Every chunk's best score among the line system's top lines, computed from an
+    independent search of the line view."""
+    lines = p.line_system().search(idx.line_view("porter"), query, with_text=False)
+    t = idx.table
+    out = {}
+    for c in range(len(t)):
+        inside = lines[
+            (lines["path"] == t.paths[c])
+            & (lines["start_line"] >= t.start_lines[c])
+            & (lines["start_line"] <= t.end_lines[c])
+        ]
+        if len(inside):
+            out[(t.paths[c], int(t.start_lines[c]), int(t.end_lines[c]))] = inside["score"].max()
+    return out
+
+
+def test_chunks_are_scored_by_their_best_line_and_ties_go_to_the_chunk_score(
+    workspace: Path,
+) -> None:
+    idx = chunk_index(workspace)
+    p = memlab_best_chunk(max_results=50)
+    unit = memlab_best_chunk(max_results=1000, **CHUNK_AS_UNIT)
+    for q in QUERIES:
+        got = p.search(idx, q, with_text=False)
+        want = by_hand(idx, p, q)
+        keys = list(zip(got["path"], got["start_line"], got["end_line"], strict=True))
+        assert set(keys) == set(want)  # exactly the chunks holding a top line
+        np.testing.assert_allclose(got["score"], [want[k] for k in keys], rtol=0, atol=1e-12)
+        assert (np.diff(got["score"].to_numpy()) <= 0).all()
+        chunk_score = {
+            (r.path, r.start_line, r.end_line): r.score
+            for r in unit.search(idx, q, with_text=False).itertuples()
+        }
+        for a, b in itertools.pairwise(keys):  # equal line scores: chunk score decides
+            if want[a] == want[b]:
+                assert chunk_score[a] >= chunk_score[b]
+    # The overlapping chunks do share best lines, so the tie rule was exercised above.
+    assert any(len(set(by_hand(idx, p, q).values())) < len(by_hand(idx, p, q)) for q in QUERIES)
+
+
+def test_memory_search_answers_with_chunks_and_the_workspace_is_untouched(
+    workspace: Path, tmp_path: Path
+) -> None:
+    before = sorted(str(x.relative_to(workspace)) for x in workspace.rglob("*"))
+    idx = chunk_index(workspace)
+    out = memory_search(idx, "what does Miso eat", pipeline=preset("memlab-best-chunk"))
+    assert out["results"], out
+    top = out["results"][0]
+    assert top["path"] == "memory/2026-11-30.md" and "Miso eats salmon" in top["snippet"]
+    assert top["endLine"] > top["startLine"]  # a chunk, not a line
+    json.dumps(out)
+    view = idx.line_view("porter")
+    assert view.db_path.parent == idx.db_path.parent
+    assert view.db_path.name == f"{idx.db_path.stem}.lines-porter.sqlite"
+    assert str(tmp_path / "cache") in str(view.db_path)
+    assert idx.status()["line_views"] == {"porter": str(view.db_path)}
+    assert sorted(str(x.relative_to(workspace)) for x in workspace.rglob("*")) == before
+
+
+def test_a_sync_of_the_index_syncs_its_line_view(workspace: Path) -> None:
+    idx = chunk_index(workspace)
+    p = preset("memlab-best-chunk")
+    assert "quokka" not in " ".join(p.search(idx, "quokka habitat")["text"])
+    write(workspace, "memory/2026-12-01.md", "## Chat\n\nUser: the quokka habitat is Rottnest.\n")
+    idx.sync()
+    hits = p.search(idx, "quokka habitat")
+    assert hits["path"].iloc[0] == "memory/2026-12-01.md"
+
+
+def test_a_sync_by_another_index_object_keeps_the_line_view_in_step(workspace: Path) -> None:
+    # The MCP server's layout: a reader answers searches, a watcher's writer syncs.
+    reader = chunk_index(workspace)
+    p = preset("memlab-best-chunk")
+    p.search(reader, "what does Miso eat")  # the reader builds the line view
+    writer = chunk_index(workspace)
+    assert writer.db_path == reader.db_path and writer.line_view_tokenizers() == ["porter"]
+    write(workspace, "memory/2026-12-01.md", "## Chat\n\nUser: the quokka habitat is Rottnest.\n")
+    writer.sync()
+    hits = p.search(reader, "quokka habitat")
+    assert hits["path"].iloc[0] == "memory/2026-12-01.md"
+    (workspace / "memory/2026-12-01.md").unlink()
+    writer.sync()
+    assert "memory/2026-12-01.md" not in set(p.search(reader, "quokka habitat")["path"])
+
+
+def test_keyword_only_index_and_a_failing_provider_rank_by_keyword_lines(
+    workspace: Path,
+) -> None:
+    p = preset("memlab-best-chunk")
+    idx = MemoryIndex(workspace, embedder=None, fts_tokenizer="porter", progress=False)
+    idx.sync()
+    res = memory_search(idx, "Miso salmon", pipeline=p)
+    assert res["mode"] == "fts-only" and "Miso eats salmon" in res["results"][0]["snippet"]
+
+    class QueryFails(HashingEmbedder):
+        def embed_query(self, text: str) -> np.ndarray:
+            raise EmbeddingError("provider down (simulated)")
+
+    bad = chunk_index(workspace, embedder=QueryFails(64))
+    res = memory_search(bad, "Miso salmon", pipeline=p)
+    assert "keyword-only results" in res["warning"]
+    assert "Miso eats salmon" in res["results"][0]["snippet"]
+
+
+def test_the_release_file_rule_has_no_line_view(workspace: Path) -> None:
+    idx = MemoryIndex(workspace, embedder=None, memory_files="openclaw-2026.9", progress=False)
+    with pytest.raises(ValueError, match=r"a line view needs one of openclaw-2026\.4"):
+        idx.line_view()
+
+
+def test_explain_names_the_chunks_without_a_top_line(workspace: Path) -> None:
+    idx = chunk_index(workspace)
+    p = memlab_best_chunk(best_line_depth=1)  # one line: one or two chunks hold it
+    cs = p.retrieve(idx, ["what does Miso eat"], qids=["q"])
+    ex = explain(p, cs)
+    returned = ex[ex["fate"] == "returned"]
+    assert 1 <= len(returned) <= 2
+    assert (ex["reason"] == "holds none of the query's top 1 lines (best_line)").any()
+    assert (returned["score"] == returned["best_line"]).all()
+
+
+def test_the_lab_ranks_like_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlab.datasets.synthetic import SynthConfig, generate
+    from memlab.eval.lab import Lab
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = generate(SynthConfig(days=6, queries_per_type=3, notes_per_day=6), tmp_path / "data")
+    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+    p = memlab_best_chunk(max_results=10)
+    lc = lab.candidates_for_system(p)
+    r = p.rank(lc.cs)
+    q = ds.queries
+    for i in range(len(q)):
+        idx = lab.lab_for(p).index(q["group"].iloc[i])
+        want = p.search(idx, q["query"].iloc[i], with_text=False)
+        cols = r.columns[i][r.columns[i] >= 0]
+        pos = lc.cs.pos[i, cols]
+        got = list(zip(lc.cs.table.paths[pos], lc.cs.table.start_lines[pos], strict=True))
+        assert got == list(zip(want["path"], want["start_line"], strict=True)), q["qid"].iloc[i]
+        # float32 query vectors: the lab embeds its questions in one batch, search one by one
+        np.testing.assert_allclose(r.scores[i][: len(cols)], want["score"], rtol=0, atol=1e-5)
+    from memlab.eval.experiment import run_experiment
+
+    res = run_experiment([p, preset("bm25")], lab, ["recall@6"])
+    text = res.format()
+    row = next(line.split() for line in text.splitlines() if line.startswith(p.name))
+    assert row[3] == "wsum+line"
+    assert "+line: chunks ranked by their best line under memlab-best" in text
+    assert {s["name"]: s["candidates"]["best_line"] for s in res.to_json()} == {
+        p.name: "memlab-best",
+        "bm25": None,
+    }
+
+
+def test_a_sweep_over_the_line_depth_scores_each_depth_with_its_own_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlab.datasets.synthetic import SynthConfig, generate
+    from memlab.eval.lab import Lab
+    from memlab.eval.sweep import sweep
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = generate(SynthConfig(days=6, queries_per_type=3, notes_per_day=6), tmp_path / "data")
+    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+    base = memlab_best_chunk()
+    res = sweep(lab, base, {"best_line_depth": [1, 100]}, ["recall@10"], pinned=True)
+    for depth in (1, 100):
+        p = base.replace(best_line_depth=depth)
+        want = np.nanmean(lab.candidates_for_system(p).score(p, ["recall@10"])["recall@10"])
+        got = res.table.loc[res.table["best_line_depth"] == depth, "mean"].iloc[0]
+        assert got == pytest.approx(want)
+    # one line per query holds at most two chunks: recall@10 must fall at depth 1
+    t = res.table.set_index("best_line_depth")["mean"]
+    assert t.loc[1] < t.loc[100]
+
+
+def test_a_line_view_left_behind_makes_the_index_stale(workspace: Path) -> None:
+    from memlab.store.writer import IndexWriter
+
+    idx = chunk_index(workspace)
+    p = preset("memlab-best-chunk")
+    p.search(idx, "what does Miso eat")  # builds the line view
+    write(workspace, "memory/2026-12-01.md", "## Chat\n\nUser: the quokka habitat is Rottnest.\n")
+    IndexWriter.sync(idx)  # the chunk index alone, as a sync that failed half-way leaves it
+    fresh = chunk_index_object(workspace)
+    assert fresh.stale_files() == ["memory/2026-12-01.md"]  # only the view is behind
+    assert fresh.ensure_synced(files=True) is not None
+    assert fresh.stale_files() == []
+    assert p.search(fresh, "quokka habitat")["path"].iloc[0] == "memory/2026-12-01.md"
+
+
+def chunk_index_object(ws: Path) -> MemoryIndex:
+    return MemoryIndex(
+        ws,
+        embedder=HashingEmbedder(64),
+        fts_tokenizer="porter",
+        chunker=ChunkerConfig("openclaw", 48, 12),
+        progress=False,
+    )
+
+
+def test_line_view_files_keep_the_index_file_suffix(workspace: Path, tmp_path: Path) -> None:
+    a = MemoryIndex(workspace, db_path=tmp_path / "a.db", embedder=None, progress=False)
+    b = MemoryIndex(workspace, db_path=tmp_path / "a.sqlite", embedder=None, progress=False)
+    assert a.line_view("porter").db_path.name == "a.lines-porter.db"
+    assert b.line_view("porter").db_path.name == "a.lines-porter.sqlite"
+    assert MemoryIndex(workspace, db_path=tmp_path / "a.db").line_view_tokenizers() == ["porter"]
+
+
+def test_the_mcp_server_builds_the_line_view_before_the_first_call(workspace: Path) -> None:
+    from memlab.server import MemoryService
+
+    reader, writer = chunk_index_object(workspace), chunk_index_object(workspace)
+    service = MemoryService(reader, writer, preset("memlab-best-chunk"))
+    view = writer.db_path.with_name(f"{writer.db_path.stem}.lines-porter.sqlite")
+    assert not view.exists()
+    service.start()
+    try:
+        assert view.exists()
+        res = service.search("what does Miso eat")
+        assert "Miso eats salmon" in res["results"][0]["snippet"]
+    finally:
+        service.stop()
+
+
+def test_a_sweep_on_one_candidate_set_refuses_several_line_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memlab.datasets.synthetic import SynthConfig, generate
+    from memlab.eval.lab import Lab
+    from memlab.eval.sweep import sweep
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = generate(SynthConfig(days=4, queries_per_type=2, notes_per_day=4), tmp_path / "data")
+    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+    base = memlab_best_chunk()
+    lc = lab.candidates_for_system(base)
+    with pytest.raises(ValueError, match="sweep on a Lab"):
+        sweep(lc, base, {"best_line_depth": [1, 100]}, ["recall@10"], pinned=True)
+    sweep(lc, base, {"vector_weight": [0.3, 0.5]}, ["recall@10"], pinned=True)  # one line set
