@@ -237,13 +237,19 @@ def test_explain_names_the_chunks_without_a_top_line(workspace: Path) -> None:
     assert (returned["score"] == returned["best_line"]).all()
 
 
-def test_the_lab_ranks_like_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def synth_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A chunk-level lab over a small generated dataset (hashing embedder, private cache)."""
     from memlab.datasets.synthetic import SynthConfig, generate
     from memlab.eval.lab import Lab
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     ds = generate(SynthConfig(days=6, queries_per_type=3, notes_per_day=6), tmp_path / "data")
-    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+    return Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+
+
+def test_the_lab_ranks_like_the_engine(synth_lab) -> None:
+    lab, ds = synth_lab, synth_lab.dataset
     p = memlab_best_chunk(max_results=10)
     lc = lab.candidates_for_system(p)
     r = p.rank(lc.cs)
@@ -270,16 +276,10 @@ def test_the_lab_ranks_like_the_engine(tmp_path: Path, monkeypatch: pytest.Monke
     }
 
 
-def test_a_sweep_over_the_line_depth_scores_each_depth_with_its_own_lines(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from memlab.datasets.synthetic import SynthConfig, generate
-    from memlab.eval.lab import Lab
+def test_a_sweep_over_the_line_depth_scores_each_depth_with_its_own_lines(synth_lab) -> None:
     from memlab.eval.sweep import sweep
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    ds = generate(SynthConfig(days=6, queries_per_type=3, notes_per_day=6), tmp_path / "data")
-    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+    lab = synth_lab
     base = memlab_best_chunk()
     res = sweep(lab, base, {"best_line_depth": [1, 100]}, ["recall@10"], pinned=True)
     for depth in (1, 100):
@@ -341,16 +341,10 @@ def test_the_mcp_server_builds_the_line_view_before_the_first_call(workspace: Pa
         service.stop()
 
 
-def test_a_sweep_on_one_candidate_set_refuses_several_line_settings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from memlab.datasets.synthetic import SynthConfig, generate
-    from memlab.eval.lab import Lab
+def test_a_sweep_on_one_candidate_set_refuses_several_line_settings(synth_lab) -> None:
     from memlab.eval.sweep import sweep
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    ds = generate(SynthConfig(days=4, queries_per_type=2, notes_per_day=4), tmp_path / "data")
-    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+    lab = synth_lab
     base = memlab_best_chunk()
     lc = lab.candidates_for_system(base)
     with pytest.raises(ValueError, match="sweep on a Lab"):

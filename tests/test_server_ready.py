@@ -10,14 +10,12 @@ URL up to the next space posted to ``/mcpmemlab``: Starlette's plain 404 on ever
 from __future__ import annotations
 
 import io
-import json
 import os
 import re
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from memlab.server import announce_serving, serving_url
+from tests.test_server import post  # the initialize POST, its status (no retry)
 
 REPO = Path(__file__).resolve().parents[1]
 # At least this many ready lines, for at least this long, while another thread logs: print()
@@ -88,31 +87,6 @@ def test_announce_serving_keeps_its_line_whole_while_another_thread_logs(
     assert not glued, f"{len(glued)} ready lines had other text before their newline"
 
 
-def initialize_status(url: str) -> int:
-    """The HTTP status of a legacy ``initialize`` POST to ``url`` (no retry)."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    req = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        },
-    )
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return r.status
-
-
 def post_on_announce(cmd: list[str], env: dict[str, str]) -> tuple[dict[str, object], str]:
     """Start ``cmd`` and, from the thread reading its stderr, POST ``initialize`` to the
     first announced URL the moment its line arrives; returns ``{"status": HTTP status or the
@@ -132,7 +106,7 @@ def post_on_announce(cmd: list[str], env: dict[str, str]) -> tuple[dict[str, obj
             url = serving_url(line)
             if url and "status" not in result:
                 try:
-                    result["status"] = initialize_status(url)
+                    result["status"] = post(url, {})
                 except Exception as exc:  # reported by the caller with the server's stderr
                     result["status"] = repr(exc)
                 result["line_ends_with_url"] = line.rstrip("\n").endswith(url)
