@@ -339,7 +339,16 @@ class Explorer:
     def _free_candidates(self, p: Pipeline, query: str) -> CandidateSet:
         index = self._free_index(p)
         kf = p.retrieval_spec(index.has_vectors).keyword_fallback
-        key = (query, p.keyword_mode, kf, index.fts_tokenizer, index.memory_files)
+        # best_line: the candidates carry that system's line scores (CandidateSet.extra)
+        key = (
+            query,
+            p.keyword_mode,
+            kf,
+            index.fts_tokenizer,
+            index.memory_files,
+            p.best_line,
+            p.best_line_depth,
+        )
         cs = self._free.get(key)
         if cs is None or cs.depth < p.depth:
             self.retrievals += 1
@@ -367,7 +376,11 @@ class Explorer:
     def refresh(self) -> None:
         """Re-score and re-render for the current widget values."""
         t0 = time.perf_counter()
-        self.pipeline = p = self._current_pipeline()
+        try:
+            self.pipeline = p = self._current_pipeline()
+        except ValueError as exc:  # a setting this preset refuses (best_line with decay...)
+            self.status.value = f"<b>not applied:</b> {html.escape(str(exc))}"
+            return
         query = self.query.value.strip()
         lab_question = (
             self.lab is not None

@@ -350,3 +350,19 @@ def test_a_sweep_on_one_candidate_set_refuses_several_line_settings(synth_lab) -
     with pytest.raises(ValueError, match="sweep on a Lab"):
         sweep(lc, base, {"best_line_depth": [1, 100]}, ["recall@10"], pinned=True)
     sweep(lc, base, {"vector_weight": [0.3, 0.5]}, ["recall@10"], pinned=True)  # one line set
+
+
+def test_a_corrupt_line_view_is_stale_and_the_next_sync_rebuilds_it(workspace: Path) -> None:
+    idx = chunk_index(workspace)
+    p = preset("memlab-best-chunk")
+    p.search(idx, "what does Miso eat")
+    view = idx.line_view("porter").db_path
+    idx.close()
+    view.write_bytes(b"not a database" * 100)
+    fresh = chunk_index_object(workspace)
+    assert "memory/2026-11-30.md" in fresh.stale_files()  # stale, not an error
+    assert fresh.status()["dirty"]
+    fresh.ensure_synced(files=True)  # what memlab search does first
+    assert fresh.stale_files() == []
+    assert "Miso eats salmon" in p.search(fresh, "what does Miso eat")["text"].iloc[0]
+    assert list(view.parent.glob(f"{view.name}.corrupt-*"))  # set aside, not deleted

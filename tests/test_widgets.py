@@ -249,3 +249,17 @@ def test_explorer_runs_each_preset_on_its_own_index(data, monkeypatch: pytest.Mo
     ex.query.value = "coffee roast preference"  # free text: the sibling's index too
     assert ex._free_index(ex.pipeline).fts_tokenizer == "porter"
     assert not ex.results.empty
+
+
+def test_explorer_switches_to_a_best_line_preset_and_names_a_refused_setting(
+    small_workspace: Path, tmp_path: Path
+) -> None:
+    idx = MemoryIndex(small_workspace, db_path=tmp_path / "i.sqlite", embedder=EMBEDDER)
+    ex = Explorer(idx, preset="memlab-best", query="which machine hosts the gateway")
+    # Same candidate key as memlab-best but for its line scores: retrieved again, not reused
+    ex.preset.value = "memlab-best-chunk"
+    assert ex.retrievals == 2
+    assert "MEMORY.md" in ex.results["path"].tolist()
+    assert ex.results["best_line"].notna().all()
+    ex.decay.value = "exact"  # memlab-best-chunk refuses decay: said, not raised
+    assert "not applied" in ex.status.value and "decay=&#x27;exact&#x27;" in ex.status.value

@@ -46,6 +46,7 @@ from memlab.store.identity import (
 from memlab.store.schema import (
     FTS_ONLY_MODEL,
     IndexCorruptError,
+    IndexUnusableError,
     db_error,
     file_ident,
     open_db,
@@ -387,12 +388,21 @@ class MemoryIndex(IndexWriter):
         between the two files, a view built while the workspace changed).
         """
         stale = set(stale_files(self.connect(), self.db_path, self.discover))
-        if self.memory_files in LINE_VIEW_MEMORY_FILES:
-            for tok in self.line_view_tokenizers():
-                view = self._line_view_index(tok)
-                if view.db_path.exists():
-                    stale.update(view.stale_files())
+        for view in self.existing_line_views():
+            try:
+                stale.update(view.stale_files())
+            except IndexUnusableError:  # a corrupt view: every file is behind in it, and
+                # the sync this asks for moves it aside and rebuilds it
+                stale.update(f.path for f in self.discover())
         return sorted(stale)
+
+    def existing_line_views(self) -> list[MemoryIndex]:
+        """The line views of this index whose files exist (``line_view_tokenizers``), as
+        objects; none under a file rule without line views. Opens nothing."""
+        if self.memory_files not in LINE_VIEW_MEMORY_FILES:
+            return []
+        views = [self._line_view_index(tok) for tok in self.line_view_tokenizers()]
+        return [v for v in views if v.db_path.exists()]
 
     def status(self) -> dict[str, Any]:
         """Index path and identity, fingerprint, counts, truncated chunks, whether files
@@ -420,11 +430,7 @@ class MemoryIndex(IndexWriter):
             "last_sync": float(last[0]) if last else None,
             "dirty": bool(dirty_files) or not fingerprints_match(stored, self.fingerprint()),
             "dirty_files": dirty_files,
-            "line_views": {
-                tok: str(view.db_path)
-                for tok in self.line_view_tokenizers()
-                if (view := self._line_view_index(tok)).db_path.exists()
-            },
+            "line_views": {v.fts_tokenizer: str(v.db_path) for v in self.existing_line_views()},
         }
 
     @property
