@@ -63,7 +63,7 @@ from memlab.eval.significance import paired_ttest
 from memlab.fusion import normalize
 from memlab.pipeline import Pipeline, Ranking
 from memlab.presets import memlab_best, preset
-from memlab.stages.best_line import best_line_scores
+from memlab.stages.best_line import LineHits, best_line_scores, line_hits
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
 MIX_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -108,20 +108,13 @@ def line_system(name: str) -> Pipeline:
     return preset(name)
 
 
-def line_hits(
-    lab: Lab, system: Pipeline, depth: int
-) -> tuple[list[str], list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+def lab_line_hits(lab: Lab, system: Pipeline, depth: int) -> tuple[list[str], list[LineHits]]:
     """The question ids of ``lab`` (a turn-level lab; the dataset's question order) and each
-    question's top ``depth`` line results of ``system``: ``(paths, line numbers, scores)``."""
+    question's top ``depth`` line results of ``system``: ``(paths, line numbers, scores)``
+    (``memlab.stages.best_line.line_hits`` of its ranking)."""
     p = system.replace(max_results=depth)
     lc = lab.candidates_for_system(p)
-    r = p.rank(lc.cs)
-    out = []
-    for i in range(len(lc.qids)):
-        cols = r.columns[i][r.columns[i] >= 0]
-        pos = lc.cs.pos[i, cols]
-        out.append((lc.cs.table.paths[pos], lc.cs.table.start_lines[pos], r.scores[i][: len(cols)]))
-    return lc.qids, out
+    return lc.qids, line_hits(lc.cs, p.rank(lc.cs))
 
 
 def chunk_view(lab: Lab) -> tuple[LabCandidates, np.ndarray, np.ndarray]:
@@ -233,7 +226,7 @@ def study(
     lines: dict[str, np.ndarray] = {}
     orders: dict[str, list[np.ndarray]] = {}
     for name in LINE_SYSTEMS:
-        qids, hits = line_hits(turn, line_system(name), depth)
+        qids, hits = lab_line_hits(turn, line_system(name), depth)
         if qids != lcc.qids:
             raise RuntimeError("turn and chunk labs list the questions in different orders")
         per = np.full(base_score.shape, np.nan)

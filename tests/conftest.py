@@ -3,6 +3,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,6 +76,16 @@ def line_index(root: Path, files: dict[str, str]) -> object:
     )
     idx.sync()
     return idx
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """Terminate ``proc`` and wait up to ``timeout`` seconds; kill it if it lingers."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def cli(*args: str) -> tuple[int, str, str]:

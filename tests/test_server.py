@@ -27,6 +27,7 @@ pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters
 
 from memlab.server import serving_url
+from tests.conftest import stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = {"memory_search", "memory_get", "memory_status"}
@@ -208,12 +209,7 @@ def http_server(ws: Path, tmp_path: Path) -> Iterator[str]:
         assert ready.wait(60) and found, "the server did not print its address"
         yield found[0]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def post(url: str, headers: dict[str, str]) -> int:

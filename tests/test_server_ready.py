@@ -23,6 +23,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from memlab.server import announce_serving, serving_url
+from tests.conftest import stop_process
 from tests.test_server import post  # the initialize POST, its status (no retry)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -119,12 +120,7 @@ def post_on_announce(cmd: list[str], env: dict[str, str]) -> tuple[dict[str, obj
                 break
             reader.join(0.1)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         reader.join(10)
     return result, "".join(lines)
 

@@ -206,11 +206,8 @@ def shapes_line(lab: Any, systems: list[Any]) -> str | None:
     def reader(p: Any) -> tuple[Any, Any]:
         return (p.line_system(), lab.line_lab()) if p.best_line else (p, lab)
 
-    aware = [
-        (p, *reader(p))
-        for p in systems
-        if reader(p)[0].file_context > 0 or reader(p)[0].neighbor_shape != "off"
-    ]
+    read = [(p, *reader(p)) for p in systems]
+    aware = [t for t in read if t[1].file_context > 0 or t[1].neighbor_shape != "off"]
     if not aware:
         return None
     p, q, on = aware[0]

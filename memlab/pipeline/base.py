@@ -390,7 +390,7 @@ class Pipeline:
         if self.best_line:
             line_p = self.line_system()
             lcs = line_p.retrieve(
-                self.line_index(index),
+                self.line_index(index, line_p),
                 queries,
                 qids=qids,
                 times=times,
@@ -399,11 +399,12 @@ class Pipeline:
             cs.extra[BEST_LINE_KEY] = best_line_matrix(cs, line_p, lcs)
         return cs
 
-    def line_index(self, index: MemoryIndex) -> MemoryIndex:
+    def line_index(self, index: MemoryIndex, line_system: Pipeline | None = None) -> MemoryIndex:
         """The line view of ``index`` that this system's line system runs on
         (``MemoryIndex.line_view`` with the line system's FTS5 tokenizer; built and synced
-        on first use: the MCP server calls this at start so no tool call waits for it)."""
-        line_p = self.line_system()
+        on first use: the MCP server calls this at start so no tool call waits for it).
+        ``line_system``: ``self.line_system()`` when the caller has built it already."""
+        line_p = line_system or self.line_system()
         return index.line_view(line_p.retrieval_spec(index.has_vectors).fts_tokenizer)
 
     def line_system(self) -> Pipeline:

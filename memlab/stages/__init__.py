@@ -10,8 +10,9 @@ meaning and its column in the results frame (``memlab.pipeline.explain``), so th
 stage dict, the results frame, explain and the plots use one name per array.
 
 Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
-→ project → neighbor → file_context → headings → best_line → exact_tiers | mmr → selection (the stages of
-OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter is set).
+→ project → neighbor → file_context → headings → best_line → exact_tiers | mmr → selection
+(the stages of OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter
+is set).
 ``Pipeline.active_stages(mode)`` names those a system runs;
 the fast sweep (``memlab.eval.fastsweep``) reads it to decide whether it can
 reproduce a system.
@@ -124,7 +125,8 @@ class Stage:
     adds to every `Pipeline`, with their defaults (which must turn it off);
     ``check(name, value)``: raises ValueError on a bad parameter value;
     ``term``: how it changes the score, for explain: (key, ``"×"``, ``"+"`` or ``"="``)
-    applied to the running score (``"="``: the score becomes ``st[key]``); ``off``: arrays written when it does not run.
+    applied to the running score (``"="``: the score becomes ``st[key]``); ``off``: arrays
+    written when it does not run.
     """
 
     name: str

@@ -107,6 +107,12 @@ def check_best_line_pipeline(p: Pipeline) -> None:
     """
     if not p.best_line:
         return
+    if p.memory_files not in LINE_VIEW_MEMORY_FILES:
+        raise ValueError(
+            f"best_line={p.best_line!r} cannot be combined with memory_files="
+            f"{p.memory_files!r}: a line view needs memory_files in "
+            f"{', '.join(LINE_VIEW_MEMORY_FILES)}; set best_line='' to use it"
+        )
     clash = [
         name
         for name, on in (
@@ -116,19 +122,14 @@ def check_best_line_pipeline(p: Pipeline) -> None:
             ("lexical_boost=True", p.lexical_boost),
             ("exact_tiers=True", p.exact_tiers),
             (f"selection_rule={p.selection_rule!r}", p.selection_rule != "openclaw"),
-            (f"memory_files={p.memory_files!r}", p.memory_files not in LINE_VIEW_MEMORY_FILES),
         )
         if on
     ]
     if clash:
-        why = (
-            f"a line view needs memory_files in {', '.join(LINE_VIEW_MEMORY_FILES)}"
-            if clash[-1].startswith("memory_files")
-            else "the chunk's score becomes its best line's, so it would be silently discarded"
-        )
         raise ValueError(
-            f"best_line={p.best_line!r} cannot be combined with {' and '.join(clash)}: "
-            f"{why}; set best_line='' to use it"
+            f"best_line={p.best_line!r} cannot be combined with {' and '.join(clash)}: the "
+            "chunk's score becomes its best line's, so it would be silently discarded; set "
+            "best_line='' to use it"
         )
 
 

@@ -247,8 +247,9 @@ class MemoryIndex(IndexWriter):
         ``MemoryIndex`` object on that file (a watcher's, a server's writer), since a sync
         also syncs each line view found beside it on disk, and ``stale_files`` (hence
         ``ensure_synced(files=True)``, ``memlab search``) counts a view's stale files as the
-        index's. Only the 2026-04 file rule has a line chunker; under ``openclaw-2026.9`` (the release's fixed chunker) this raises
-        ValueError. A line index is its own line view.
+        index's. Only the 2026-04 file rule has a line chunker; under ``openclaw-2026.9``
+        (the release's fixed chunker) this raises ValueError. A line index is its own line
+        view.
         """
         if self.memory_files not in LINE_VIEW_MEMORY_FILES:
             raise ValueError(
@@ -292,7 +293,10 @@ class MemoryIndex(IndexWriter):
     def line_view_tokenizers(self) -> list[str]:
         """The FTS5 tokenizers of this index's line views: those opened by ``line_view``
         and those whose file exists beside this index's (``<stem>.lines-<tok><suffix>``,
-        the suffix of this index's file, so ``a.db`` and ``a.sqlite`` never share one)."""
+        the suffix of this index's file, so ``a.db`` and ``a.sqlite`` never share one); none
+        under a file rule without line views (``LINE_VIEW_MEMORY_FILES``)."""
+        if self.memory_files not in LINE_VIEW_MEMORY_FILES:
+            return []
         found = set(self._line_views)
         prefix, suffix = f"{self.db_path.stem}.lines-", self.db_path.suffix
         if self.db_path.parent.is_dir():
@@ -308,9 +312,8 @@ class MemoryIndex(IndexWriter):
         (``line_view_tokenizers``: opened here or found on disk, so whoever syncs the chunk
         index keeps them in step); the report is this index's."""
         report = super().sync(force=force, progress=progress)
-        if self.memory_files in LINE_VIEW_MEMORY_FILES:
-            for tok in self.line_view_tokenizers():
-                self._line_view_index(tok).sync(force=force, progress=progress)
+        for tok in self.line_view_tokenizers():
+            self._line_view_index(tok).sync(force=force, progress=progress)
         return report
 
     def close(self) -> None:
@@ -398,9 +401,7 @@ class MemoryIndex(IndexWriter):
 
     def existing_line_views(self) -> list[MemoryIndex]:
         """The line views of this index whose files exist (``line_view_tokenizers``), as
-        objects; none under a file rule without line views. Opens nothing."""
-        if self.memory_files not in LINE_VIEW_MEMORY_FILES:
-            return []
+        objects. Opens nothing."""
         views = [self._line_view_index(tok) for tok in self.line_view_tokenizers()]
         return [v for v in views if v.db_path.exists()]
 
