@@ -17,9 +17,11 @@ line ``l`` when ``start_line ≤ l ≤ end_line`` in the same file (overlapping 
 lines; one long line split over several chunks gives each of them its score). The study
 also mixes the two views, ``z(chunks as units) + a · z(s_line)`` (each z-scored over the
 query's chunks; a chunk without a line score takes the query's lowest line score), with
-``a`` chosen on the tune halves. The chunks ranked are the chunk-as-unit system's results
-(every chunk of the conversation is its candidate; heading-only chunks dropped), so every
-system orders the same chunks.
+``a`` chosen on the tune halves, and pools a chunk's two best lines, ``s1 + b · s2``
+(`second_line_scores`, ``b`` ∈ ``SECOND_LINE_WEIGHTS``), so that a chunk holding two of a
+multi-hop question's evidence turns can outrank one holding one. The chunks ranked are
+the chunk-as-unit system's results (every chunk of the conversation is its candidate;
+heading-only chunks dropped), so every system orders the same chunks.
 
 Systems are measured at chunk level with the lab's metrics (recall@6 = OpenClaw's
 maxResults, recall@10, nDCG@10) on the same halves as ``benchmarks/chunk_quality.py``
@@ -67,6 +69,9 @@ from memlab.stages.best_line import LineHits, best_line_scores, line_hits
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
 MIX_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
+# A chunk holding two good lines (a multi-hop question's two evidence turns) over one
+# holding one: its second line's score adds with this weight (`second_line_scores`).
+SECOND_LINE_WEIGHTS = (0.25, 0.5)
 LINE_SYSTEMS = (
     "memlab-best",
     "memlab-best, shape rule off",
@@ -143,6 +148,39 @@ def mix_scores(base: np.ndarray, line: np.ndarray, keep: np.ndarray, a: float) -
     floor = np.nanmin(s_line) if np.isfinite(s_line).any() else 0.0
     s_line = np.where(keep & ~np.isfinite(s_line), floor, s_line)
     return normalize(np.where(keep, base, np.nan), "zscore") + a * normalize(s_line, "zscore")
+
+
+def second_line_scores(
+    chunk_paths: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    line_paths: np.ndarray,
+    line_no: np.ndarray,
+    line_score: np.ndarray,
+    b: float,
+) -> np.ndarray:
+    """[C]: ``s1 + b · s2`` per chunk, ``s1 ≥ s2`` its two best line scores among the lines
+    it holds (as in `best_line_scores`), each shifted by the lowest of the query's line
+    scores so that every term is ≥ 0 and a line at the depth's cut adds nothing; ``s2`` = 0
+    for a chunk holding one line; NaN for a chunk holding none. ``b`` = 0 ranks as
+    `best_line_scores` does (a constant shift)."""
+    out = np.full(len(chunk_paths), np.nan)
+    if len(line_paths) == 0 or len(chunk_paths) == 0:
+        return out
+    score = np.asarray(line_score, dtype=np.float64)
+    shifted = score - np.nanmin(score)
+    lp, ln = np.asarray(line_paths), np.asarray(line_no)
+    inside = (
+        (np.asarray(chunk_paths)[:, None] == lp[None, :])
+        & (np.asarray(chunk_start)[:, None] <= ln[None, :])
+        & (np.asarray(chunk_end)[:, None] >= ln[None, :])
+        & np.isfinite(shifted)[None, :]
+    )
+    top = -np.sort(-np.where(inside, shifted[None, :], -np.inf), axis=1)
+    has = inside.any(axis=1)
+    second = np.where(np.isfinite(top[:, 1]), top[:, 1], 0.0) if top.shape[1] > 1 else 0.0
+    out[has] = (top[:, 0] + b * second)[has]
+    return out
 
 
 def choose(objective: dict[str, float], simplest_first: tuple[str, ...]) -> str:
@@ -225,8 +263,10 @@ def study(
         out[name] = lc.score(p, METRICS)
     lines: dict[str, np.ndarray] = {}
     orders: dict[str, list[np.ndarray]] = {}
+    all_hits: dict[str, list[LineHits]] = {}
     for name in LINE_SYSTEMS:
         qids, hits = lab_line_hits(turn, line_system(name), depth)
+        all_hits[name] = hits
         if qids != lcc.qids:
             raise RuntimeError("turn and chunk labs list the questions in different orders")
         per = np.full(base_score.shape, np.nan)
@@ -251,6 +291,12 @@ def study(
     held = [set(lcc.cs.pos[i, has_line[i]].tolist()) for i in range(nq)]
     preset_rows = [lce.cs.pos[i, re.columns[i][re.columns[i] >= 0]] for i in range(nq)]
     check = compare_preset(study_rows, held, preset_rows, out[STUDY_ROW], out[PRESET_ROW])
+    for b in SECOND_LINE_WEIGHTS:
+        cols = []
+        for i, (lp, ln, ls) in enumerate(all_hits["memlab-best"]):
+            two = second_line_scores(paths[i], starts[i], ends[i], lp, ln, ls, b)
+            cols.append(order_by(two, base_rank[i], keep[i]))
+        out[f"best line + {b} × second line"] = lcc.score(None, METRICS, ranking=ranking_of(cols))
     for a in MIX_WEIGHTS:
         cols = []
         for i in range(len(lcc.qids)):
@@ -318,7 +364,7 @@ def main() -> int:
             out["sets"]["locomo by conversation"] = table(values, qids, conv)
             print("\nlocomo by conversation (a check, chosen on nothing)")
             print_table(out["sets"]["locomo by conversation"])
-    mixes = [r["system"] for r in out["sets"]["locomo"] if " × best line" in r["system"]]
+    mixes = [r["system"] for r in out["sets"]["locomo"] if " × " in r["system"]]
     objective = {
         s: np.mean(
             [

@@ -1,12 +1,15 @@
-"""Quality regression: recall / nDCG of every preset on the committed corpora and LoCoMo.
+"""Quality regression: recall / nDCG of every preset on the committed corpora, LoCoMo and BEAM.
 
 Data sets:
 
 - every committed synthetic corpus ``datasets/synthetic-*`` (see
   ``datasets/README.md``; OpenClaw chunks, evidence = single lines);
-- the LoCoMo dev split, one dialog turn per chunk, when it is found
-  (``MEMLAB_LOCOMO`` or ``../shared/datasets/locomo``; skipped with a message
-  otherwise — memlab never ships it).
+- the two conversation dev sets when they are found, each at one line per unit
+  (``turn``) and at OpenClaw's chunks (``chunk``, where ``memlab-best-chunk`` ranks
+  chunks by their best line): LoCoMo dev (``MEMLAB_LOCOMO`` or
+  ``../shared/datasets/locomo``) and BEAM chats 1–10 (``MEMLAB_BEAM`` or
+  ``../shared/datasets/beam``); each skipped with a message otherwise — memlab never
+  ships them (CC BY-NC / CC BY-SA). ``--sets`` picks data sets by name.
 
 Systems: every preset (``memlab.pipeline.PRESETS``), each asked for at least
 10 results (the lab's convention, ``Pipeline.at_k``). Metrics: recall@6
@@ -48,6 +51,8 @@ BASELINE = REPO / "benchmarks" / "baseline.json"
 # float results may differ across machines in the last bits (a near-tie can flip).
 TOLERANCE = {"hashing": 0.005, "local": 0.02}
 QUICK_DATASETS = ("synthetic-small",)
+# Read from outside the repository when found (`conversation_sets`), at both units.
+CONVERSATION_SETS = ("locomo-dev", "beam-dev")
 # The committed corpora (``--make-datasets`` writes them; datasets/README.md describes them).
 CORPORA: dict[str, dict[str, Any]] = {
     "synthetic-small": {"days": 30, "queries_per_type": 10, "seed": 0},
@@ -73,22 +78,53 @@ def make_datasets() -> None:
         )
 
 
-def datasets(quick: bool) -> list[tuple[str, Any, str]]:
-    """(name, Dataset, unit) of every committed synthetic corpus, then LoCoMo when present."""
+def conversation_sets() -> dict[str, tuple[Any, Any, str]]:
+    """name → (default path or None, loader, environment variable) of the conversation dev
+    sets, read from outside the repository."""
+    from memlab.datasets.beam import beam_default_path, load_beam
+    from memlab.datasets.locomo import load_locomo, locomo_default_path
+
+    found = {
+        "locomo-dev": (locomo_default_path(), load_locomo, "MEMLAB_LOCOMO"),
+        "beam-dev": (beam_default_path(), load_beam, "MEMLAB_BEAM"),
+    }
+    return {name: found[name] for name in CONVERSATION_SETS}
+
+
+def datasets(quick: bool, only: list[str] | None = None) -> list[tuple[str, Any, str]]:
+    """(name, Dataset, unit) of every committed synthetic corpus (unit ``chunk``), then each
+    conversation dev set found (`conversation_sets`) at ``turn`` and at ``chunk``; ``quick``:
+    ``QUICK_DATASETS`` only. ``only``: these names only (an unknown name raises)."""
     from memlab.datasets.base import load_folder
 
+    synthetic = {
+        d.name: d
+        for d in sorted((REPO / "datasets").glob("synthetic-*"))
+        if (d / "queries.jsonl").exists()
+    }
+    conv = conversation_sets()
+    if only is not None:
+        unknown = sorted(set(only) - set(synthetic) - set(conv))
+        if unknown:
+            raise SystemExit(
+                f"--sets: unknown data set {', '.join(unknown)}; "
+                f"choose from {', '.join([*synthetic, *conv])}"
+            )
+    wanted = (lambda n: n in only) if only is not None else (lambda n: True)
     out = []
-    for d in sorted((REPO / "datasets").glob("synthetic-*")):
-        if (d / "queries.jsonl").exists() and (not quick or d.name in QUICK_DATASETS):
-            out.append((d.name, load_folder(d), "chunk"))
-    if not quick:
-        from memlab.datasets.locomo import load_locomo, locomo_default_path
-
-        src = locomo_default_path()
-        if src is not None and Path(src).exists():
-            out.append(("locomo-dev", load_locomo(src), "turn"))
-        else:
-            print("LoCoMo dev split not found (set MEMLAB_LOCOMO): skipped", file=sys.stderr)
+    for name, d in synthetic.items():
+        if wanted(name) and (not quick or name in QUICK_DATASETS):
+            out.append((name, load_folder(d), "chunk"))
+    if quick:
+        return out
+    for name, (src, load, env) in conv.items():
+        if not wanted(name):
+            continue
+        if src is None or not Path(src).exists():
+            print(f"{name} not found (set {env}): skipped", file=sys.stderr)
+            continue
+        ds = load(src)
+        out += [(name, ds, "turn"), (name, ds, "chunk")]
     return out
 
 
@@ -103,12 +139,14 @@ def evaluate(
     names = list(presets or PRESETS)
 
     # A preset tuned with its own FTS5 tokenizer (memlab-best: porter) runs on an index
-    # built with it; every other preset on OpenClaw's unicode61 index. Vectors are cached.
+    # built with it; every other preset on OpenClaw's unicode61 index. Vectors are cached:
+    # a conversation set's in the lab's default folder for it (shared with `memlab eval`,
+    # the notebooks and the studies, so nothing is embedded twice), a corpus's here.
     lab = Lab(
         ds,
         embedder=embedder,
         unit=unit,
-        index_dir=cache_dir() / f"quality-{name}",
+        index_dir=None if name in CONVERSATION_SETS else cache_dir() / f"quality-{name}",
         progress=False,
         cache_vectors=True,
     )
@@ -121,10 +159,16 @@ def evaluate(
     return out
 
 
-def run(quick: bool, embedders: list[str], presets: list[str] | None = None) -> dict[str, Any]:
-    """Every figure of this run, keyed ``dataset/embedder/unit`` (all presets by default)."""
+def run(
+    quick: bool,
+    embedders: list[str],
+    presets: list[str] | None = None,
+    sets: list[str] | None = None,
+) -> dict[str, Any]:
+    """Every figure of this run, keyed ``dataset/embedder/unit`` (all presets and data sets
+    by default; ``sets`` names the data sets, `datasets`)."""
     figures: dict[str, Any] = {}
-    for name, ds, unit in datasets(quick):
+    for name, ds, unit in datasets(quick, sets):
         for emb in embedders:
             key = f"{name}/{emb}/{unit}"
             log(f"quality {key}")
@@ -167,13 +211,17 @@ def main() -> int:
     p.add_argument("--update-baseline", metavar="REASON", help="rewrite benchmarks/baseline.json")
     p.add_argument("--make-datasets", action="store_true", help="regenerate datasets/synthetic-*")
     p.add_argument("--presets", help="comma list of presets (default: every preset)")
+    p.add_argument(
+        "--sets", help="comma list of data sets, e.g. locomo-dev,beam-dev (default: all found)"
+    )
     args = p.parse_args()
     if args.make_datasets:
         make_datasets()
         return 0
     embedders = (args.embedders or ("hashing" if args.quick else "hashing,local")).split(",")
     presets = args.presets.split(",") if args.presets else None
-    figures = run(args.quick, embedders, presets)
+    sets = args.sets.split(",") if args.sets else None
+    figures = run(args.quick, embedders, presets, sets)
     rows = []
     for key, systems in figures.items():
         for name, vals in systems.items():

@@ -10,7 +10,8 @@
 
 Tables: ``sweep`` (sweep_speed.json); ``search``, ``legs``, ``ann`` and
 ``memory`` (search_latency.json); ``index`` and ``incremental``
-(index_throughput.json); ``quality`` (baseline.json); ``embed`` and ``embedlocomo``
+(index_throughput.json); ``quality`` and ``qualityconv`` (baseline.json: the synthetic
+corpora, the conversation dev sets); ``embed`` and ``embedlocomo``
 (embed_throughput.json); ``cold`` and ``imports`` (cold_search.json); ``mcp``
 (mcp_latency.json); ``mcpload`` (mcp_load.json). A table whose figures are missing
 from its JSON (e.g. written by an older script) is an error. Figures are
@@ -282,10 +283,12 @@ def incremental() -> str:
     return _table(["sync after", "seconds median [min–max]"], rows)
 
 
-def quality() -> str:
-    """recall@10 / ndcg@10 of every preset per committed corpus and embedder."""
+def quality(conversations: bool = False) -> str:
+    """recall@10 / ndcg@10 of every preset per committed corpus and embedder (the
+    ``synthetic-*`` keys of the baseline), or with ``conversations`` per conversation dev set,
+    unit and embedder (the others, in the baseline's order)."""
     figs = _load("baseline")["figures"]
-    keys = list(figs)
+    keys = [k for k in figs if k.startswith("synthetic-") != conversations]
     presets = list(dict.fromkeys(p for k in keys for p in figs[k]))
     rows = []
     for p in presets:
@@ -481,6 +484,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "index": index,
     "incremental": incremental,
     "quality": quality,
+    "qualityconv": lambda: quality(conversations=True),
     "embed": embed,
     "embedlocomo": embedlocomo,
     "cold": cold,

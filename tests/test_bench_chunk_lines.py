@@ -27,6 +27,7 @@ from benchmarks.chunk_lines import (  # noqa: E402
     mix_scores,
     order_by,
     ranking_of,
+    second_line_scores,
     study,
 )
 from memlab.fusion import normalize  # noqa: E402
@@ -77,6 +78,50 @@ def test_best_line_matches_a_brute_force_max(lines: list[tuple[int, float]]) -> 
             assert got[c] == max(inside)
         else:
             assert np.isnan(got[c])
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 12), st.floats(-5, 5, allow_nan=False)), min_size=0, max_size=15
+    ),
+    st.sampled_from([0.0, 0.25, 1.0]),
+)
+def test_second_line_pooling_matches_a_brute_force_sum(
+    lines: list[tuple[int, float]], b: float
+) -> None:
+    start = np.array([1, 4, 4, 9])
+    end = np.array([5, 8, 4, 12])
+    paths = np.array(["m.md"] * 4)
+    ln = np.array([x for x, _ in lines], dtype=np.int64)
+    sc = np.array([s for _, s in lines], dtype=np.float64)
+    got = second_line_scores(paths, start, end, np.array(["m.md"] * len(lines)), ln, sc, b)
+    floor = min((s for _, s in lines), default=0.0)
+    for c in range(4):
+        inside = sorted((s - floor for x, s in lines if start[c] <= x <= end[c]), reverse=True)
+        if not inside:
+            assert np.isnan(got[c])
+            continue
+        assert got[c] == pytest.approx(inside[0] + b * (inside[1] if len(inside) > 1 else 0.0))
+        assert got[c] >= 0.0
+    if b == 0.0:  # ranks as the best line does: the same scores up to one shift
+        best = best_line_scores(paths, start, end, np.array(["m.md"] * len(lines)), ln, sc)
+        np.testing.assert_allclose(got, best - floor)
+
+
+def test_second_line_pooling_lifts_a_chunk_with_two_good_lines() -> None:
+    # Chunk 0 holds the best line alone; chunk 1 two nearly as good lines.
+    paths = np.array(["a.md", "a.md"])
+    got = second_line_scores(
+        paths,
+        np.array([1, 5]),
+        np.array([4, 8]),
+        np.array(["a.md"] * 4),
+        np.array([2, 6, 7, 3]),
+        np.array([1.0, 0.9, 0.9, 0.0]),
+        0.5,
+    )
+    assert got[1] > got[0]  # 0.9 + 0.5 * 0.9 beats 1.0 + 0.5 * 0.0
+    assert got[0] == pytest.approx(1.0)
 
 
 def test_order_by_puts_nan_last_and_breaks_ties_by_the_fallback_rank() -> None:

@@ -1,8 +1,10 @@
 """CI regression guards: quality against the committed baseline, speed as in-run ratios.
 
 Quality: the presets' recall/nDCG/MRR on the committed small synthetic corpus
+(hashing embedder and the packaged model) and on the LoCoMo and BEAM dev sets
+(the packaged model, turn and chunk level; skipped when ../shared lacks them)
 must not drop below ``benchmarks/baseline.json`` by more than its stated
-tolerance (hashing embedder always; the packaged model under ``-m model``).
+tolerance.
 Speed: never absolute times — ratios of two things measured in this same
 run, on this same machine, with generous margins for a shared CI box.
 """
@@ -80,6 +82,31 @@ def test_quality_no_regression_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path
 @pytest.mark.slow
 def test_quality_no_regression_local_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _check("local", monkeypatch, tmp_path)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.locomo
+def test_conversation_quality_no_regression_local_model() -> None:
+    """LoCoMo and BEAM dev (read from ../shared), every preset at turn and chunk level,
+    against the pinned figures. Runs on the labs' default caches, which the notebooks and
+    the studies share, so CI embeds each dev set once."""
+    sets = quality.conversation_sets().items()
+    found = {n for n, (src, _, _) in sets if src is not None and Path(src).exists()}
+    if not found:
+        pytest.skip("LoCoMo and BEAM dev not found (MEMLAB_LOCOMO, MEMLAB_BEAM)")
+    figures = quality.run(quick=False, embedders=["local"], sets=sorted(found))
+    keys = {f"{n}/local/{u}" for n in found for u in ("turn", "chunk")}
+    assert set(figures) == keys
+    missing = sorted(keys - set(baseline()["figures"]))
+    assert not missing, f"{missing} not in benchmarks/baseline.json (--update-baseline REASON)"
+    rows = quality.compare(figures, baseline())
+    assert len(rows) == len(keys) * len(quality.METRICS) * len(figures[min(keys)])
+    fails = [r for r in rows if r["fails"]]
+    assert not fails, "quality dropped beyond tolerance:\n" + "\n".join(
+        f"  {r['data']} {r['preset']} {r['metric']}: {r['baseline']:.4f} -> {r['now']:.4f}"
+        for r in fails
+    )
 
 
 def test_quality_check_flags_a_drop() -> None:

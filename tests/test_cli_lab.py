@@ -91,6 +91,34 @@ def test_eval_table_and_json(corpus: Path) -> None:
     assert "vs_baseline" in js[0]
 
 
+@pytest.mark.parametrize("unit", ["turn", "chunk"])
+def test_eval_says_which_rows_ignore_the_unit(corpus: Path, unit: str) -> None:
+    # Release 2026.9.6's file rule chunks with its own fixed chunker whatever --unit says:
+    # at one line per unit its row is at chunk level, and the table must say so.
+    out = run(
+        "eval",
+        "synthetic",
+        "--path",
+        str(corpus),
+        "--embedder",
+        "hashing",
+        "--unit",
+        unit,
+        "--preset",
+        "openclaw-current,bm25",
+        "--metrics",
+        "recall@6",
+    ).stdout
+    said = [ln for ln in out.splitlines() if "fixed chunker" in ln]
+    if unit == "chunk":
+        assert said == []
+    else:
+        assert said == [
+            "openclaw-current: memory_files=openclaw-2026.9 chunks with the release's fixed "
+            "chunker (1600/320 characters), not 'line:v1': its row is at chunk level"
+        ]
+
+
 def test_sweep_reports_best_on_held_out(corpus: Path) -> None:
     out = run(
         "sweep",

@@ -184,14 +184,38 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps(res.to_json(), indent=2, default=str))
         return 0
     print(f"{lab!r}")
-    line = shapes_line(lab, systems)
-    if line:
-        print(line)
+    for line in (units_line(lab, systems), shapes_line(lab, systems)):
+        if line:
+            print(line)
     print(res.format(settings=not args.no_settings))
     if args.by_category:
         print(f"\n{metrics[0]} by category:")
         print(res.by_category(metrics[0]).round(3).to_string())
     return 0
+
+
+def units_line(lab: Any, systems: list[Any]) -> str | None:
+    """One line naming the systems whose file rule chunks by its own fixed chunker
+    (``memlab.store.filerules.chunker_fingerprint``: release 2026.9.6's chunks of
+    ``memlab.openclaw_current.chunks.MAX_CHARS`` characters under
+    ``memory_files="openclaw-2026.9"``) when the lab's unit is not OpenClaw's chunk,
+    so their rows are not at the unit the table is at; None when there is none."""
+    from memlab.eval.lab import unit_chunker
+    from memlab.openclaw_current.chunks import MAX_CHARS, OVERLAP_CHARS
+    from memlab.store.filerules import chunker_fingerprint
+
+    if lab.chunker == unit_chunker("chunk"):
+        return None
+    unit = lab.chunker.fingerprint()
+    fixed = [p for p in systems if chunker_fingerprint(p.memory_files, lab.chunker) != unit]
+    if not fixed:
+        return None
+    rules = sorted({p.memory_files for p in fixed})
+    return (
+        f"{', '.join(p.name for p in fixed)}: memory_files={', '.join(rules)} chunks with the "
+        f"release's fixed chunker ({MAX_CHARS}/{OVERLAP_CHARS} characters), not {unit!r}: "
+        f"{'its row is' if len(fixed) == 1 else 'their rows are'} at chunk level"
+    )
 
 
 def shapes_line(lab: Any, systems: list[Any]) -> str | None:
