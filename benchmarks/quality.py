@@ -120,7 +120,10 @@ def datasets(quick: bool, only: list[str] | None = None) -> list[tuple[str, Any,
     for name, (src, load, env) in conv.items():
         if not wanted(name):
             continue
-        if src is None or not Path(src).exists():
+        if src is not None and not Path(src).exists():
+            # Set but wrong: an error naming it, never a silent skip.
+            raise SystemExit(f"{name}: {env}={src} does not exist")
+        if src is None:
             print(f"{name} not found (set {env}): skipped", file=sys.stderr)
             continue
         ds = load(src)
@@ -220,7 +223,7 @@ def main() -> int:
         return 0
     embedders = (args.embedders or ("hashing" if args.quick else "hashing,local")).split(",")
     presets = args.presets.split(",") if args.presets else None
-    sets = args.sets.split(",") if args.sets else None
+    sets = [x.strip() for x in args.sets.split(",") if x.strip()] if args.sets else None
     figures = run(args.quick, embedders, presets, sets)
     rows = []
     for key, systems in figures.items():
@@ -238,6 +241,7 @@ def main() -> int:
         result["check"] = {"compared": len(cmp), "failed": fails}
         if not cmp:
             print("\nno figure of this run is in the baseline: nothing checked")
+            status = 1
         elif fails:
             print(
                 f"\nQUALITY REGRESSION: {len(fails)} of {len(cmp)} figures dropped beyond tolerance"

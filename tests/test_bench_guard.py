@@ -87,12 +87,14 @@ def test_quality_no_regression_local_model(monkeypatch: pytest.MonkeyPatch, tmp_
 @pytest.mark.model
 @pytest.mark.slow
 @pytest.mark.locomo
+@pytest.mark.timeout(1800)  # a cold cache embeds both dev sets first (minutes)
 def test_conversation_quality_no_regression_local_model() -> None:
     """LoCoMo and BEAM dev (read from ../shared), every preset at turn and chunk level,
     against the pinned figures. Runs on the labs' default caches, which the notebooks and
     the studies share, so CI embeds each dev set once."""
     sets = quality.conversation_sets().items()
-    found = {n for n, (src, _, _) in sets if src is not None and Path(src).exists()}
+    # A variable set to a missing path is not skipped: quality.datasets raises, naming it.
+    found = {n for n, (src, _, _) in sets if src is not None}
     if not found:
         pytest.skip("LoCoMo and BEAM dev not found (MEMLAB_LOCOMO, MEMLAB_BEAM)")
     figures = quality.run(quick=False, embedders=["local"], sets=sorted(found))
@@ -107,6 +109,16 @@ def test_conversation_quality_no_regression_local_model() -> None:
         f"  {r['data']} {r['preset']} {r['metric']}: {r['baseline']:.4f} -> {r['now']:.4f}"
         for r in fails
     )
+
+
+def test_a_conversation_set_variable_naming_a_missing_path_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("MEMLAB_BEAM", str(tmp_path / "nope"))
+    with pytest.raises(SystemExit, match=r"beam-dev: MEMLAB_BEAM=.*nope does not exist"):
+        quality.datasets(False, ["beam-dev"])
+    with pytest.raises(SystemExit, match="unknown data set bogus"):
+        quality.datasets(False, ["bogus"])
 
 
 def test_quality_check_flags_a_drop() -> None:
