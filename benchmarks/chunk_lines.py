@@ -65,7 +65,7 @@ from memlab.eval.significance import paired_ttest
 from memlab.fusion import normalize
 from memlab.pipeline import Pipeline, Ranking
 from memlab.presets import memlab_best, preset
-from memlab.stages.best_line import LineHits, best_line_scores, line_hits
+from memlab.stages.best_line import LineHits, best_line_scores, held_lines, line_hits
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
 MIX_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -162,20 +162,17 @@ def second_line_scores(
     """[C]: ``s1 + b · s2`` per chunk, ``s1 ≥ s2`` its two best line scores among the lines
     it holds (as in `best_line_scores`), each shifted by the lowest of the query's line
     scores so that every term is ≥ 0 and a line at the depth's cut adds nothing; ``s2`` = 0
-    for a chunk holding one line; NaN for a chunk holding none. ``b`` = 0 ranks as
-    `best_line_scores` does (a constant shift)."""
+    for a chunk holding one line; NaN for a chunk holding none (and for every chunk when no
+    line score is a number; a NaN line score is ignored). Which lines a chunk holds:
+    ``memlab.stages.best_line.held_lines``. ``b`` = 0 ranks as `best_line_scores` does (a
+    constant shift)."""
     out = np.full(len(chunk_paths), np.nan)
-    if len(line_paths) == 0 or len(chunk_paths) == 0:
-        return out
     score = np.asarray(line_score, dtype=np.float64)
+    if len(chunk_paths) == 0 or not np.isfinite(score).any():
+        return out
     shifted = score - np.nanmin(score)
-    lp, ln = np.asarray(line_paths), np.asarray(line_no)
-    inside = (
-        (np.asarray(chunk_paths)[:, None] == lp[None, :])
-        & (np.asarray(chunk_start)[:, None] <= ln[None, :])
-        & (np.asarray(chunk_end)[:, None] >= ln[None, :])
-        & np.isfinite(shifted)[None, :]
-    )
+    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
+    inside &= np.isfinite(shifted)[None, :]
     top = -np.sort(-np.where(inside, shifted[None, :], -np.inf), axis=1)
     has = inside.any(axis=1)
     second = np.where(np.isfinite(top[:, 1]), top[:, 1], 0.0) if top.shape[1] > 1 else 0.0

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a script: `benchmarks.quality` below
+    sys.path.insert(0, str(REPO))
 RESULTS = REPO / "benchmarks" / "results"
 
 
@@ -284,11 +286,13 @@ def incremental() -> str:
 
 
 def quality(conversations: bool = False) -> str:
-    """recall@10 / ndcg@10 of every preset per committed corpus and embedder (the
-    ``synthetic-*`` keys of the baseline), or with ``conversations`` per conversation dev set,
-    unit and embedder (the others, in the baseline's order)."""
+    """recall@10 / ndcg@10 of every preset per committed corpus and embedder, or with
+    ``conversations`` per conversation dev set (``benchmarks.quality.CONVERSATION_SETS``),
+    unit and embedder; keys in the baseline's order."""
+    from benchmarks.quality import CONVERSATION_SETS
+
     figs = _load("baseline")["figures"]
-    keys = [k for k in figs if k.startswith("synthetic-") != conversations]
+    keys = [k for k in figs if (k.split("/")[0] in CONVERSATION_SETS) == conversations]
     presets = list(dict.fromkeys(p for k in keys for p in figs[k]))
     rows = []
     for p in presets:

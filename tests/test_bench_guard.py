@@ -52,6 +52,15 @@ def test_baseline_is_well_formed() -> None:
             assert vals["n"] > 0
 
 
+def assert_no_drop(rows: list[dict]) -> None:
+    """Fail listing every compared figure (`quality.compare`) that dropped beyond tolerance."""
+    fails = [r for r in rows if r["fails"]]
+    assert not fails, "quality dropped beyond tolerance:\n" + "\n".join(
+        f"  {r['data']} {r['preset']} {r['metric']}: {r['baseline']:.4f} -> {r['now']:.4f}"
+        for r in fails
+    )
+
+
 def _check(embedder: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     if not (SMALL / "queries.jsonl").exists():
         pytest.skip(
@@ -67,11 +76,7 @@ def _check(embedder: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     figures = quality.run(quick=True, embedders=[embedder])
     rows = quality.compare(figures, baseline())
     assert rows, "nothing compared"
-    fails = [r for r in rows if r["fails"]]
-    assert not fails, "quality dropped beyond tolerance:\n" + "\n".join(
-        f"  {r['data']} {r['preset']} {r['metric']}: {r['baseline']:.4f} -> {r['now']:.4f}"
-        for r in fails
-    )
+    assert_no_drop(rows)
 
 
 def test_quality_no_regression_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -104,11 +109,7 @@ def test_conversation_quality_no_regression_local_model() -> None:
     assert not missing, f"{missing} not in benchmarks/baseline.json (--update-baseline REASON)"
     rows = quality.compare(figures, baseline())
     assert len(rows) == len(keys) * len(quality.METRICS) * len(figures[min(keys)])
-    fails = [r for r in rows if r["fails"]]
-    assert not fails, "quality dropped beyond tolerance:\n" + "\n".join(
-        f"  {r['data']} {r['preset']} {r['metric']}: {r['baseline']:.4f} -> {r['now']:.4f}"
-        for r in fails
-    )
+    assert_no_drop(rows)
 
 
 def test_a_conversation_set_variable_naming_a_missing_path_is_an_error(

@@ -45,6 +45,7 @@ __all__ = [
     "best_line_stage",
     "check_best_line",
     "check_best_line_pipeline",
+    "held_lines",
     "line_hits",
     "line_score_matrix",
     "line_system_factory",
@@ -138,6 +139,27 @@ def best_line_active(p: Pipeline, mode: str) -> bool:
     return bool(p.best_line)
 
 
+def held_lines(
+    chunk_paths: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    line_paths: np.ndarray,
+    line_no: np.ndarray,
+) -> np.ndarray:
+    """[C, L] bool: chunk ``c`` holds line ``l`` when ``line_paths[l] == chunk_paths[c]`` and
+    ``chunk_start[c] ≤ line_no[l] ≤ chunk_end[c]`` (1-based inclusive line numbers); two
+    overlapping chunks both hold a shared line. Paths are compared as integer codes."""
+    codes = {p: i for i, p in enumerate(dict.fromkeys(np.asarray(line_paths).tolist()))}
+    cp = np.array([codes.get(p, -1) for p in np.asarray(chunk_paths).tolist()], dtype=np.int64)
+    lp = np.array([codes[p] for p in np.asarray(line_paths).tolist()], dtype=np.int64)
+    ln = np.asarray(line_no)
+    return (
+        (cp[:, None] == lp[None, :])
+        & (np.asarray(chunk_start)[:, None] <= ln[None, :])
+        & (np.asarray(chunk_end)[:, None] >= ln[None, :])
+    )
+
+
 def best_line_scores(
     chunk_paths: np.ndarray,
     chunk_start: np.ndarray,
@@ -154,15 +176,7 @@ def best_line_scores(
     out = np.full(len(chunk_paths), np.nan)
     if len(line_paths) == 0 or len(chunk_paths) == 0:
         return out
-    codes = {p: i for i, p in enumerate(dict.fromkeys(np.asarray(line_paths).tolist()))}
-    cp = np.array([codes.get(p, -1) for p in np.asarray(chunk_paths).tolist()], dtype=np.int64)
-    lp = np.array([codes[p] for p in np.asarray(line_paths).tolist()], dtype=np.int64)
-    ln = np.asarray(line_no)
-    inside = (
-        (cp[:, None] == lp[None, :])
-        & (np.asarray(chunk_start)[:, None] <= ln[None, :])
-        & (np.asarray(chunk_end)[:, None] >= ln[None, :])
-    )
+    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
     s = np.where(inside, np.asarray(line_score, dtype=np.float64)[None, :], np.nan)
     has = (inside & np.isfinite(s)).any(axis=1)
     out[has] = np.nanmax(s[has], axis=1)
