@@ -354,8 +354,13 @@ class Explorer:
             self.retrievals += 1
             depth = max(p.depth, min(self.prefetch_depth, p.max_candidates))
             # Both legs are always retrieved; the pipeline ignores a leg it has off.
+            # On a lab, the line scores come from the lab's own line index (the one its
+            # questions are scored on), not from a line view built beside the chunk index.
+            line_index = None
+            if p.best_line and self.lab is not None:
+                line_index = self.lab.line_index(p, self._free_group())
             cs = p.replace(keyword=True, vector=True).retrieve(
-                index, [query], qids=["q"], depth=depth
+                index, [query], qids=["q"], depth=depth, line_index=line_index
             )
             self._free[key] = cs
         return cs
@@ -364,13 +369,15 @@ class Explorer:
         if self.index is not None:
             return self.index
         assert self.lab is not None
-        group = "default"
+        return self.lab.lab_for(p).index(self._free_group())
+
+    def _free_group(self) -> str:
+        # Free text on a lab searches the shown question's workspace (else the first).
+        assert self.lab is not None
         if self.question.value is not None:
             q = self.lab.dataset.queries
-            group = str(q.loc[q["qid"] == self.question.value, "group"].iloc[0])
-        elif self.lab.dataset.workspaces:
-            group = next(iter(self.lab.dataset.workspaces))
-        return self.lab.lab_for(p).index(group)
+            return str(q.loc[q["qid"] == self.question.value, "group"].iloc[0])
+        return next(iter(self.lab.dataset.workspaces), "default")
 
     # ------------------------------------------------------------------ rendering
     def refresh(self) -> None:

@@ -350,6 +350,21 @@ def test_a_sweep_on_one_candidate_set_refuses_several_line_settings(synth_lab) -
     with pytest.raises(ValueError, match="sweep on a Lab"):
         sweep(lc, base, {"best_line_depth": [1, 100]}, ["recall@10"], pinned=True)
     sweep(lc, base, {"vector_weight": [0.3, 0.5]}, ["recall@10"], pinned=True)  # one line set
+    # One other setting alone is refused too: the set's scores were made for depth 100,
+    # and ranking depth 1 by them would report depth 100's figures under depth 1's name.
+    shallow = base.replace(best_line_depth=1)
+    with pytest.raises(ValueError, match=r"no line scores for best_line:memlab-best:1:"):
+        sweep(lc, base, {"best_line_depth": [1]}, ["recall@10"], pinned=True)
+    with pytest.raises(ValueError, match=r"carry best_line:memlab-best:100:vector\+keyword"):
+        shallow.rank(lc.cs)
+    # A set carrying both settings' scores serves both, each with its own.
+    both = lab.with_best_line(lab.with_best_line(lc, shallow), base)
+    got = sweep(both, base, {"best_line_depth": [1, 100]}, ["recall@10"], pinned=True)
+    want = np.stack(
+        [lab.with_best_line(lc, s).score(s, ["recall@10"])["recall@10"] for s in (shallow, base)]
+    )
+    np.testing.assert_array_equal(got.per_query["recall@10"], want)
+    assert not np.array_equal(want[0], want[1], equal_nan=True)  # the settings do differ here
 
 
 def test_a_corrupt_line_view_is_stale_and_the_next_sync_rebuilds_it(workspace: Path) -> None:

@@ -263,3 +263,37 @@ def test_explorer_switches_to_a_best_line_preset_and_names_a_refused_setting(
     assert ex.results["best_line"].notna().all()
     ex.decay.value = "exact"  # memlab-best-chunk refuses decay: said, not raised
     assert "not applied" in ex.status.value and "decay=&#x27;exact&#x27;" in ex.status.value
+
+
+def test_free_text_on_a_lab_scores_lines_on_the_labs_line_index(data, tmp_path: Path) -> None:
+    """A best_line system's free-text query takes its line scores from the lab's line
+    index (the one its questions are scored on): no line view is built beside the chunk
+    index, and the scores equal a line view's (same files, one line per row)."""
+    ds, _ = data
+    index_dir = tmp_path / "index"
+    lab = Lab(ds, embedder=EMBEDDER, index_dir=index_dir, progress=False)
+    ex = Explorer(lab, preset="memlab-best-chunk", query="who likes coffee")
+    assert not list(index_dir.glob("*.lines-*")), "a duplicate line view was built"
+    got = ex.results.set_index(["path", "start_line"])["best_line"]
+    assert got.notna().all()
+
+    p = ex.pipeline
+    chunk_index = lab.lab_for(p).index("default")
+    via_view = p.retrieve(chunk_index, ["who likes coffee"], qids=["q"], depth=200)
+    assert list(index_dir.glob("*.lines-*"))  # now built, for the comparison only
+    want = p.run(via_view).set_index(["path", "start_line"])["best_line"]
+    np.testing.assert_allclose(got.to_numpy(), want.loc[got.index].to_numpy(), rtol=1e-6)
+
+
+def test_a_line_index_that_is_not_one_line_per_row_is_refused(data) -> None:
+    ds, index_dir = data
+    lab = Lab(ds, embedder=EMBEDDER, index_dir=index_dir, progress=False)
+    p = preset("memlab-best-chunk")
+    chunks = lab.lab_for(p).index("default")
+    with pytest.raises(ValueError, match=r"line_index .*not one line per row"):
+        p.retrieve(chunks, ["coffee"], line_index=chunks)
+    lines = lab.line_index(p, "default")
+    assert lines.chunker.kind == "line" and lines.fts_tokenizer == "porter"
+    unicode_lines = lab.line_lab().for_tokenizer("unicode61").index("default")
+    with pytest.raises(ValueError, match=r"FTS5 tokenizer is 'unicode61'.*wants 'porter'"):
+        p.retrieve(chunks, ["coffee"], line_index=unicode_lines)

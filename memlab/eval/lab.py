@@ -31,7 +31,7 @@ from memlab.eval.merge import merge_candidate_sets
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanTable, candidate_coverage, hits_from_topk, span_table
 from memlab.index import MemoryIndex
-from memlab.stages.best_line import BEST_LINE_KEY, best_line_matrix
+from memlab.stages.best_line import best_line_matrix, line_scores_key
 from memlab.store.filerules import DEFAULT_MEMORY_FILES, check_memory_files, chunker_fingerprint
 
 if TYPE_CHECKING:
@@ -346,15 +346,23 @@ class Lab:
             )
         return self._line_lab
 
+    def line_index(self, p: Pipeline, group: str) -> MemoryIndex:
+        """The line-per-row index of workspace ``group`` that system ``p``'s line system
+        (``Pipeline.line_system``) runs on in this lab — the index `with_best_line` scores
+        lines on — for ``Pipeline.retrieve(..., line_index=)``, so one query's line scores
+        come from the lab's own line index, not from a second copy (the chunk index's line
+        view). ValueError when ``p.best_line`` is off."""
+        return self.line_lab().lab_for(p.line_system()).index(group)
+
     def with_best_line(self, lc: LabCandidates, p: Pipeline) -> LabCandidates:
-        """``lc`` with ``cs.extra["best_line"]`` filled for system ``p``: its line system
+        """``lc`` with ``cs.extra[line_scores_key(p)]`` filled for system ``p``: its line system
         (``Pipeline.line_system``) run on `line_lab` for every question, mapped onto the
         candidate chunks (``memlab.stages.best_line.line_score_matrix``) — what
         ``Pipeline.retrieve`` does on one index. ``lc`` itself when ``p.best_line`` is off;
         cached per (candidate set, line system, depth, legs)."""
         if not p.best_line:
             return lc
-        key = (id(lc), p.best_line, p.best_line_depth, p.vector, p.keyword)
+        key = (id(lc), line_scores_key(p))
         hit = self._line_scores.get(key)
         if hit is not None and hit[0] is lc:
             return hit[1]
@@ -362,7 +370,7 @@ class Lab:
         llc = self.line_lab().candidates_for_system(line_p)
         if llc.qids != lc.qids:  # one dataset, so one question order; checked all the same
             raise ValueError("line lab and chunk lab disagree on the question order")
-        extra = {**lc.cs.extra, BEST_LINE_KEY: best_line_matrix(lc.cs, line_p, llc.cs)}
+        extra = {**lc.cs.extra, line_scores_key(p): best_line_matrix(lc.cs, line_p, llc.cs)}
         out = dataclasses.replace(lc, cs=dataclasses.replace(lc.cs, extra=extra))
         self._line_scores[key] = (lc, out)
         return out

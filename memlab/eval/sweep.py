@@ -32,6 +32,7 @@ from memlab.eval.experiment import metric_depth
 from memlab.eval.fastsweep import fast_path_reason, score_settings
 from memlab.eval.metrics import exact_mean
 from memlab.eval.significance import bootstrap_ci_many
+from memlab.stages.best_line import carried_line_scores, line_scores_key
 from memlab.vocab import WEIGHTED_FUSIONS
 
 if TYPE_CHECKING:
@@ -406,13 +407,15 @@ def sweep(
         lc = target.candidates_for([deepest])[deepest.name]
     else:
         lc = target
-        lines = {(s.best_line, s.best_line_depth, s.vector, s.keyword) for s in systems}
-        if any(s.best_line for s in systems) and len(lines) > 1:
-            # the line scores come with the candidates: one set cannot serve several
+        # The line scores come with the candidates, one extra key per line setting: a set
+        # serves exactly the settings whose scores it carries.
+        missing = sorted({line_scores_key(s) for s in systems if s.best_line} - set(lc.cs.extra))
+        if missing:
+            carried = carried_line_scores(lc.cs)
             raise ValueError(
-                "these settings rank chunks by different line systems or line depths "
-                "(best_line, best_line_depth, legs): sweep on a Lab, which attaches each "
-                "setting's line scores, not on one LabCandidates"
+                f"these LabCandidates carry no line scores for {', '.join(missing)} (they "
+                f"carry {', '.join(carried) if carried else 'none'}): sweep on a Lab, which "
+                "attaches each setting's line scores"
             )
     keep = lc.has_evidence
     qids = np.asarray(lc.qids, dtype=object)

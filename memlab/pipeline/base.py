@@ -49,9 +49,9 @@ from memlab.stages import (
     stage_param_defaults,
 )
 from memlab.stages.best_line import (
-    BEST_LINE_KEY,
     best_line_matrix,
     check_best_line_pipeline,
+    line_scores_key,
     line_system_factory,
 )
 from memlab.stages.current import current_order
@@ -365,6 +365,7 @@ class Pipeline:
         times: Any = None,
         depth: int | None = None,
         query_vectors: np.ndarray | None = None,
+        line_index: MemoryIndex | None = None,
     ) -> CandidateSet:
         """Candidates for this system (its legs, keyword mode and depth); ``query_vectors``
         [Q, d]: the queries' embeddings when already computed (else embedded here).
@@ -372,8 +373,11 @@ class Pipeline:
         With ``best_line`` set, the line system (``line_system``) is also run on the
         index's line view (``MemoryIndex.line_view``, the same files one line per row,
         same embedder, so the query vectors are reused) and each candidate chunk's best
-        line score is put in ``extra["best_line"]``
-        (``memlab.stages.best_line.line_score_matrix``).
+        line score is put in ``extra[line_scores_key(self)]``
+        (``memlab.stages.best_line.line_score_matrix``). ``line_index``: a line-per-row
+        index of the same files to run the line system on instead of the line view (a
+        lab's line lab already holds one: ``Lab.line_index``); it must use the line
+        system's FTS5 tokenizer and chunk one line per row (else ValueError).
         """
         cs = retrieve(
             index,
@@ -389,14 +393,18 @@ class Pipeline:
         )
         if self.best_line:
             line_p = self.line_system()
+            if line_index is None:
+                line_index = self.line_index(index, line_p)
+            else:
+                self.check_line_index(line_index, line_p)
             lcs = line_p.retrieve(
-                self.line_index(index, line_p),
+                line_index,
                 queries,
                 qids=qids,
                 times=times,
                 query_vectors=cs.query_vectors,
             )
-            cs.extra[BEST_LINE_KEY] = best_line_matrix(cs, line_p, lcs)
+            cs.extra[line_scores_key(self)] = best_line_matrix(cs, line_p, lcs)
         return cs
 
     def line_index(self, index: MemoryIndex, line_system: Pipeline | None = None) -> MemoryIndex:
@@ -406,6 +414,29 @@ class Pipeline:
         ``line_system``: ``self.line_system()`` when the caller has built it already."""
         line_p = line_system or self.line_system()
         return index.line_view(line_p.retrieval_spec(index.has_vectors).fts_tokenizer)
+
+    def check_line_index(
+        self, line_index: MemoryIndex, line_system: Pipeline | None = None
+    ) -> None:
+        """ValueError unless ``line_index`` is what this system's line system runs on: one
+        line per row (``ChunkerConfig("line")``) with the line system's FTS5 tokenizer
+        (``line_system``: ``self.line_system()`` when the caller has built it already)."""
+        line_p = line_system or self.line_system()
+        tok = (
+            line_p.retrieval_spec(line_index.has_vectors).fts_tokenizer or line_index.fts_tokenizer
+        )
+        problems = []
+        if line_index.chunker.kind != "line":
+            problems.append(f"it chunks with {line_index.chunker.kind!r}, not one line per row")
+        if line_index.fts_tokenizer != tok:
+            problems.append(
+                f"its FTS5 tokenizer is {line_index.fts_tokenizer!r}, the line system "
+                f"{line_p.name!r} wants {tok!r}"
+            )
+        if problems:
+            raise ValueError(
+                f"{self.name}: line_index {line_index.db_path}: " + "; ".join(problems)
+            )
 
     def line_system(self) -> Pipeline:
         """The line-level system ``best_line`` names (the preset of that name, registered

@@ -15,8 +15,9 @@ query's top ``best_line_depth`` lines, and this stage, the last score stage, set
 both). A chunk that holds none of those lines is no longer a candidate; ties (two
 overlapping chunks sharing their best line) go to the higher score of the chunk system
 before this stage (``tie_break``), then to insertion order. The line scores arrive in
-``CandidateSet.extra["best_line"]`` (``line_score_matrix``): ``Pipeline.retrieve`` and the
-lab's candidates fill it, so the stage itself reads no index. Studied in
+``CandidateSet.extra[line_scores_key(p)]`` (``line_score_matrix``; one key per line
+setting, so candidates never lend one setting's scores to another): ``Pipeline.retrieve``
+and the lab's candidates fill it, so the stage itself reads no index. Studied in
 ``benchmarks/chunk_lines.py`` (docs/quality.md, "Chunks ranked by their best line").
 Engine layer.
 """
@@ -43,11 +44,13 @@ __all__ = [
     "best_line_matrix",
     "best_line_scores",
     "best_line_stage",
+    "carried_line_scores",
     "check_best_line",
     "check_best_line_pipeline",
     "held_lines",
     "line_hits",
     "line_score_matrix",
+    "line_scores_key",
     "line_system_factory",
     "register_line_system",
 ]
@@ -56,7 +59,8 @@ BEST_LINE_PARAMS = {"best_line": "", "best_line_depth": 100}
 # The factories of the line systems, by name: filled by ``memlab.presets`` on import
 # (``register_line_system``), since the presets build on the pipeline, not the reverse.
 LINE_SYSTEMS: dict[str, Callable[[], Pipeline]] = {}
-# The CandidateSet.extra key the line scores travel under (and the stage array's name).
+# The stage array's name, and the prefix of the CandidateSet.extra keys the line scores
+# travel under (``line_scores_key``: one key per line setting).
 BEST_LINE_KEY = "best_line"
 # One query's top lines: (paths [H], 1-based line numbers [H], scores [H]), best first.
 LineHits = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -219,19 +223,40 @@ def best_line_matrix(cs: CandidateSet, line_system: Pipeline, line_cs: Candidate
     return line_score_matrix(cs, line_hits(line_cs, line_system.rank(line_cs)))
 
 
+def line_scores_key(p: Pipeline) -> str:
+    """The ``CandidateSet.extra`` key of chunk system ``p``'s line scores:
+    ``best_line:<line system>:<best_line_depth>:<legs>``, legs the chunk system's
+    (``vector``, ``keyword``, ``vector+keyword`` or ``none``; the line system runs only the
+    legs ``p`` has, ``Pipeline.line_system``). Those are everything the scores depend on
+    beyond the index and queries, so candidates can carry several settings' scores side by
+    side, and a system never reads scores made for another setting."""
+    legs = "+".join(n for n, on in (("vector", p.vector), ("keyword", p.keyword)) if on)
+    return f"{BEST_LINE_KEY}:{p.best_line}:{p.best_line_depth}:{legs or 'none'}"
+
+
+def carried_line_scores(cs: CandidateSet) -> list[str]:
+    """The ``line_scores_key`` keys of the line scores ``cs`` carries, sorted."""
+    return sorted(k for k in cs.extra if k.startswith(f"{BEST_LINE_KEY}:"))
+
+
 def best_line_stage(
     p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``final`` ← the chunk's best line score (module docstring); ``valid`` keeps only
     chunks holding one of the query's top lines; ``tie_break`` = −(the chunk system's
-    ``final``), read by ``Pipeline.rank`` to order equal line scores."""
-    if BEST_LINE_KEY not in cs.extra:
+    ``final``), read by ``Pipeline.rank`` to order equal line scores. The scores are read
+    from ``cs.extra[line_scores_key(p)]``; ValueError when ``cs`` carries none for ``p``'s
+    line setting (naming the settings it does carry)."""
+    key = line_scores_key(p)
+    if key not in cs.extra:
+        carried = carried_line_scores(cs)
+        have = f"these candidates carry {', '.join(carried)}" if carried else "none is there"
         raise ValueError(
-            f"best_line={p.best_line!r} needs the line scores in CandidateSet.extra"
-            f"[{BEST_LINE_KEY!r}]: retrieve with Pipeline.retrieve (or the lab), which runs "
-            "the line system on the index's line view"
+            f"best_line={p.best_line!r} needs its line scores in CandidateSet.extra"
+            f"[{key!r}] and {have}: retrieve with this system's Pipeline.retrieve (or "
+            "the lab), which runs its line system on the index's lines"
         )
-    line = cs.extra[BEST_LINE_KEY]
+    line = cs.extra[key]
     valid = st["valid"] & np.isfinite(line)
     before = np.nan_to_num(st["final"], nan=-np.inf)
     return {
