@@ -30,6 +30,7 @@ import pandas as pd
 from memlab.fusion import clamp_weights
 from memlab.pipeline import DECAY_RULES, MMR_KINDS, PRESETS, Pipeline, ranking_frame
 from memlab.pipeline import preset as make_preset
+from memlab.stages.best_line import line_scores_key
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
@@ -339,29 +340,22 @@ class Explorer:
     def _free_candidates(self, p: Pipeline, query: str) -> CandidateSet:
         index = self._free_index(p)
         kf = p.retrieval_spec(index.has_vectors).keyword_fallback
-        # best_line: the candidates carry that system's line scores (CandidateSet.extra)
-        key = (
-            query,
-            p.keyword_mode,
-            kf,
-            index.fts_tokenizer,
-            index.memory_files,
-            p.best_line,
-            p.best_line_depth,
-        )
+        # The index file names the workspace, tokenizer and file rule; a best_line system's
+        # candidates also carry its line scores (CandidateSet.extra, one key per setting).
+        key = (query, p.keyword_mode, kf, str(index.db_path), p.best_line and line_scores_key(p))
         cs = self._free.get(key)
         if cs is None or cs.depth < p.depth:
             self.retrievals += 1
             depth = max(p.depth, min(self.prefetch_depth, p.max_candidates))
-            # Both legs are always retrieved; the pipeline ignores a leg it has off.
-            # On a lab, the line scores come from the lab's own line index (the one its
-            # questions are scored on), not from a line view built beside the chunk index.
+            # Both legs are retrieved (the pipeline ignores a leg it has off), except for a
+            # best_line system: its line scores are made for its own legs. On a lab, the
+            # line scores come from the lab's own line index (the one its questions are
+            # scored on), not from a line view built beside the chunk index.
             line_index = None
             if p.best_line and self.lab is not None:
                 line_index = self.lab.line_index(p, self._free_group())
-            cs = p.replace(keyword=True, vector=True).retrieve(
-                index, [query], qids=["q"], depth=depth, line_index=line_index
-            )
+            system = p if p.best_line else p.replace(keyword=True, vector=True)
+            cs = system.retrieve(index, [query], qids=["q"], depth=depth, line_index=line_index)
             self._free[key] = cs
         return cs
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from memlab.datasets.synthetic import SynthConfig, generate
@@ -13,6 +14,7 @@ from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
 from memlab.index import MemoryIndex
 from memlab.pipeline import preset
+from memlab.stages.best_line import line_scores_key
 from memlab.viz import mark_relevant
 from memlab.widgets import Explorer
 
@@ -285,7 +287,9 @@ def test_free_text_on_a_lab_scores_lines_on_the_labs_line_index(data, tmp_path: 
     np.testing.assert_allclose(got.to_numpy(), want.loc[got.index].to_numpy(), rtol=1e-6)
 
 
-def test_a_line_index_that_is_not_one_line_per_row_is_refused(data) -> None:
+def test_a_line_index_unlike_the_chunk_indexs_line_view_is_refused(
+    data, small_workspace: Path, tmp_path: Path
+) -> None:
     ds, index_dir = data
     lab = Lab(ds, embedder=EMBEDDER, index_dir=index_dir, progress=False)
     p = preset("memlab-best-chunk")
@@ -294,6 +298,85 @@ def test_a_line_index_that_is_not_one_line_per_row_is_refused(data) -> None:
         p.retrieve(chunks, ["coffee"], line_index=chunks)
     lines = lab.line_index(p, "default")
     assert lines.chunker.kind == "line" and lines.fts_tokenizer == "porter"
+    p.retrieve(chunks, ["coffee"], line_index=lines)  # the lab's own: accepted
     unicode_lines = lab.line_lab().for_tokenizer("unicode61").index("default")
-    with pytest.raises(ValueError, match=r"FTS5 tokenizer is 'unicode61'.*wants 'porter'"):
+    with pytest.raises(ValueError, match=r"FTS5 tokenizer is 'unicode61', not 'porter'"):
         p.retrieve(chunks, ["coffee"], line_index=unicode_lines)
+    other = MemoryIndex(small_workspace, db_path=tmp_path / "o.sqlite", embedder=EMBEDDER)
+    with pytest.raises(ValueError, match=r"its workspace is .*, the chunk index's"):
+        p.retrieve(chunks, ["coffee"], line_index=other.line_view("porter"))
+    with pytest.raises(ValueError, match="best_line is off"):
+        preset("memlab-best").retrieve(chunks, ["coffee"], line_index=lines)
+
+
+def test_a_line_system_without_a_tokenizer_scores_the_same_lines_in_the_lab_and_the_index(
+    data, tmp_path: Path
+) -> None:
+    """bm25 names no FTS5 tokenizer: its lines take the chunk index's (porter for
+    memlab-best-chunk's settings) in memory_search, in the lab and in the Explorer alike."""
+    ds, _ = data
+    lab = Lab(ds, embedder=EMBEDDER, index_dir=tmp_path / "index", progress=False)
+    assert lab.fts_tokenizer == "unicode61"  # the lab's own differs from the chunk index's
+    p = preset("memlab-best-chunk").replace(best_line="bm25")
+    chunks = lab.lab_for(p).index("default")
+    assert chunks.fts_tokenizer == "porter"
+    lines = lab.line_index(p, "default")
+    assert lines.fts_tokenizer == "porter"
+    q = lab.dataset.queries
+    via_view = p.retrieve(chunks, q["query"].tolist(), qids=q["qid"].tolist(), depth=p.depth)
+    via_lab = p.retrieve(
+        chunks, q["query"].tolist(), qids=q["qid"].tolist(), depth=p.depth, line_index=lines
+    )
+    key = line_scores_key(p)
+    np.testing.assert_array_equal(via_lab.extra[key], via_view.extra[key])
+    # memlab eval's ranking (the lab's candidates, lines from its line lab) is memory_search's
+    cols = ["qid", "path", "start_line", "score"]
+    in_lab = p.run(lab.candidates_for_system(p).cs)[cols].reset_index(drop=True)
+    in_index = p.run(via_view)[cols].reset_index(drop=True)
+    assert len(in_index) > 0
+    pd.testing.assert_frame_equal(in_lab, in_index)
+
+
+def test_the_same_free_text_on_another_questions_workspace_searches_that_workspace(
+    tmp_path: Path,
+) -> None:
+    from memlab.datasets.base import Dataset
+
+    for group, day, food in (("a", "2026-01-05", "salmon"), ("b", "2026-02-07", "tuna")):
+        (tmp_path / group / "memory").mkdir(parents=True)
+        (tmp_path / group / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\nMiso the cat eats {food} every morning.\nThe gateway runs on the NUC.\n"
+        )
+    ds = Dataset(
+        name="two",
+        root=tmp_path,
+        workspaces={g: tmp_path / g for g in ("a", "b")},
+        queries=pd.DataFrame(
+            {
+                "qid": ["qa", "qb"],
+                "query": ["what does Miso eat", "where is the gateway"],
+                "group": ["a", "b"],
+                "category": ["x", "x"],
+                "time": [None, None],
+            }
+        ),
+        evidence=pd.DataFrame(
+            {
+                "qid": ["qa", "qb"],
+                "path": ["memory/2026-01-05.md", "memory/2026-02-07.md"],
+                "start_line": [3, 4],
+                "end_line": [3, 4],
+                "grade": [1, 1],
+                "span_id": [0, 0],
+            }
+        ),
+    )
+    lab = Lab(ds, embedder=EMBEDDER, index_dir=tmp_path / "index", progress=False)
+    for name in ("memlab-best", "memlab-best-chunk"):
+        ex = Explorer(lab, preset=name, qid="qa")
+        ex.query.value = "Miso the cat food"  # free text: no question's own
+        assert "free-text query" in ex.status.value
+        assert set(ex.results["path"]) == {"memory/2026-01-05.md"}
+        ex.question.value = "qb"
+        ex.query.value = "Miso the cat food"
+        assert set(ex.results["path"]) == {"memory/2026-02-07.md"}, name

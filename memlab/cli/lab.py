@@ -167,6 +167,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     presets = [p for item in (args.preset or list(DEFAULT_PRESETS)) for p in item.split(",") if p]
     systems = _systems(presets, args.set)
     metrics = [m for m in args.metrics.split(",") if m]
+    if args.evidence_ranks and args.json:
+        raise LabError(
+            "--evidence-ranks prints a table, not JSON: leave out --json, or call "
+            "memlab.eval.evidence.evidence_ranks from Python"
+        )
     lab = _lab(args)
     baseline = args.baseline if args.baseline else ("openclaw" if "openclaw" in presets else None)
     res = run_experiment(
@@ -191,7 +196,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.by_category:
         print(f"\n{metrics[0]} by category:")
         print(res.by_category(metrics[0]).round(3).to_string())
+    if args.evidence_ranks:
+        from memlab.eval.experiment import metric_depth
+
+        k = metric_depth(metrics)
+        for p in systems:
+            print(f"\n{evidence_ranks_table(lab, p if args.pinned else p.at_k(k))}")
     return 0
+
+
+def evidence_ranks_table(lab: Any, p: Any) -> str:
+    """``memlab eval --evidence-ranks``: the share of evidence spans by the rank system
+    ``p`` (as the table ran it) gives them when it ranks all its candidates
+    (``memlab.eval.evidence``), by category, as a titled text table (shares in %)."""
+    from memlab.eval.evidence import evidence_ranks, rank_shares
+
+    shares = rank_shares(evidence_ranks(lab.candidates_for_system(p), p))
+    body = shares.drop(columns="spans").mul(100).round(1)
+    body.insert(0, "spans", shares["spans"].astype(int))
+    return (
+        f"where {p.name} ranks the evidence ({p.depth} candidates per leg, all ranked): "
+        "% of evidence spans, pooled, by the rank of their first covering result\n"
+        + body.to_string()
+    )
 
 
 def units_line(lab: Any, systems: list[Any]) -> str | None:
@@ -224,11 +251,11 @@ def shapes_line(lab: Any, systems: list[Any]) -> str | None:
     (``file_context > 0`` or ``neighbor_shape != "off"``), over its candidates, which the
     run already retrieved; None when no system has a shape-aware stage. A system that
     ranks chunks by their best line (``best_line``) is read through its line system, on
-    the lines of the same files (``Lab.line_lab``)."""
+    the lines of the same files (``Lab.line_lab_for``)."""
     from memlab.stages.shape import file_shapes
 
     def reader(p: Any) -> tuple[Any, Any]:
-        return (p.line_system(), lab.line_lab()) if p.best_line else (p, lab)
+        return (p.line_system(), lab.line_lab_for(p)) if p.best_line else (p, lab)
 
     read = [(p, *reader(p)) for p in systems]
     aware = [t for t in read if t[1].file_context > 0 or t[1].neighbor_shape != "off"]
@@ -455,6 +482,13 @@ def add_parsers(sub: Any) -> None:
         "--pinned", action="store_true", help="keep each system's own maxResults (no raise to k)"
     )
     p.add_argument("--by-category", action="store_true")
+    p.add_argument(
+        "--evidence-ranks",
+        action="store_true",
+        help="per system, the share of evidence spans at ranks 1-5, 6-10, 11-20, 21-50, "
+        "51-200 and lower, dropped or never retrieved, by category (where the missed "
+        "evidence sits; not with --json)",
+    )
     p.add_argument(
         "--no-settings",
         action="store_true",

@@ -352,22 +352,34 @@ class Lab:
         lines on — for ``Pipeline.retrieve(..., line_index=)``, so one query's line scores
         come from the lab's own line index, not from a second copy (the chunk index's line
         view). ValueError when ``p.best_line`` is off."""
-        return self.line_lab().lab_for(p.line_system()).index(group)
+        return self.line_lab_for(p).index(group)
+
+    def line_lab_for(self, p: Pipeline) -> Lab:
+        """The line lab whose indexes system ``p``'s line system runs on: `line_lab` with
+        the tokenizer ``Pipeline.line_tokenizer`` gives beside ``p``'s chunk indexes
+        (`lab_for`) and their memory-file rule, as ``Pipeline.line_index`` picks a line view
+        beside one index."""
+        chunk_lab = self.lab_for(p)
+        return self.line_lab().for_tokenizer(
+            p.line_tokenizer(chunk_lab.fts_tokenizer), chunk_lab.memory_files
+        )
 
     def with_best_line(self, lc: LabCandidates, p: Pipeline) -> LabCandidates:
         """``lc`` with ``cs.extra[line_scores_key(p)]`` filled for system ``p``: its line system
         (``Pipeline.line_system``) run on `line_lab` for every question, mapped onto the
         candidate chunks (``memlab.stages.best_line.line_score_matrix``) — what
-        ``Pipeline.retrieve`` does on one index. ``lc`` itself when ``p.best_line`` is off;
-        cached per (candidate set, line system, depth, legs)."""
-        if not p.best_line:
+        ``Pipeline.retrieve`` does on one index, on `line_lab_for` ``p``. ``lc`` itself when
+        ``p.best_line`` is off or ``lc`` carries ``p``'s line scores already; cached per
+        (candidate set, ``line_scores_key``)."""
+        if not p.best_line or line_scores_key(p) in lc.cs.extra:  # off, or attached already
             return lc
         key = (id(lc), line_scores_key(p))
         hit = self._line_scores.get(key)
         if hit is not None and hit[0] is lc:
             return hit[1]
         line_p = p.line_system()
-        llc = self.line_lab().candidates_for_system(line_p)
+        km, kf = self.candidate_key(line_p)
+        llc = self.line_lab_for(p).candidates(line_p.depth, keyword_mode=km, keyword_fallback=kf)
         if llc.qids != lc.qids:  # one dataset, so one question order; checked all the same
             raise ValueError("line lab and chunk lab disagree on the question order")
         extra = {**lc.cs.extra, line_scores_key(p): best_line_matrix(lc.cs, line_p, llc.cs)}

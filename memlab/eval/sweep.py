@@ -359,7 +359,9 @@ def sweep(
     both is an explicit 2-D grid, kept as given. ``couple=False`` keeps the
     other weight at the base's value (a wsum fusion then renormalises the pair:
     see the ``*_eff`` columns). Candidates are retrieved once, deep enough for
-    the deepest setting (a ``Lab``), or given (``LabCandidates``). ``train``: a
+    the deepest setting (a ``Lab``), or given (``LabCandidates``; a best_line
+    setting needs its line scores among them, ``Lab.with_best_line``, else ValueError
+    naming the missing ``line_scores_key``; a ``Lab`` attaches each setting's). ``train``: a
     fraction (stratified random split by category with ``seed``) or a list of
     train qids; the rest is held out. Unless ``pinned``, each setting is asked
     for at least the deepest metric's k results (as in ``run_experiment``).

@@ -376,8 +376,8 @@ class Pipeline:
         line score is put in ``extra[line_scores_key(self)]``
         (``memlab.stages.best_line.line_score_matrix``). ``line_index``: a line-per-row
         index of the same files to run the line system on instead of the line view (a
-        lab's line lab already holds one: ``Lab.line_index``); it must use the line
-        system's FTS5 tokenizer and chunk one line per row (else ValueError).
+        lab's line lab already holds one: ``Lab.line_index``), checked by
+        ``check_line_index`` (ValueError; also when ``best_line`` is off).
         """
         cs = retrieve(
             index,
@@ -396,7 +396,7 @@ class Pipeline:
             if line_index is None:
                 line_index = self.line_index(index, line_p)
             else:
-                self.check_line_index(line_index, line_p)
+                self.check_line_index(line_index, index, line_p)
             lcs = line_p.retrieve(
                 line_index,
                 queries,
@@ -405,34 +405,56 @@ class Pipeline:
                 query_vectors=cs.query_vectors,
             )
             cs.extra[line_scores_key(self)] = best_line_matrix(cs, line_p, lcs)
+        elif line_index is not None:
+            raise ValueError(f"{self.name}: a line_index was given but best_line is off")
         return cs
+
+    def line_tokenizer(self, chunk_tokenizer: str, line_system: Pipeline | None = None) -> str:
+        """The FTS5 tokenizer this system's line system runs on beside a chunk index
+        tokenized with ``chunk_tokenizer``: the line system's own ``fts_tokenizer``, else
+        (None) the chunk index's — the one rule ``line_index``, ``check_line_index`` and
+        the lab (``Lab.line_index``, ``Lab.with_best_line``) all follow, so a line system
+        without a tokenizer of its own (``bm25``) scores the same lines everywhere.
+        ``line_system``: ``self.line_system()`` when the caller has built it already."""
+        line_p = line_system or self.line_system()
+        return line_p.fts_tokenizer or chunk_tokenizer
 
     def line_index(self, index: MemoryIndex, line_system: Pipeline | None = None) -> MemoryIndex:
         """The line view of ``index`` that this system's line system runs on
-        (``MemoryIndex.line_view`` with the line system's FTS5 tokenizer; built and synced
-        on first use: the MCP server calls this at start so no tool call waits for it).
+        (``MemoryIndex.line_view`` with ``line_tokenizer``; built and synced on first use:
+        the MCP server calls this at start so no tool call waits for it).
         ``line_system``: ``self.line_system()`` when the caller has built it already."""
-        line_p = line_system or self.line_system()
-        return index.line_view(line_p.retrieval_spec(index.has_vectors).fts_tokenizer)
+        return index.line_view(self.line_tokenizer(index.fts_tokenizer, line_system))
 
     def check_line_index(
-        self, line_index: MemoryIndex, line_system: Pipeline | None = None
+        self, line_index: MemoryIndex, index: MemoryIndex, line_system: Pipeline | None = None
     ) -> None:
-        """ValueError unless ``line_index`` is what this system's line system runs on: one
-        line per row (``ChunkerConfig("line")``) with the line system's FTS5 tokenizer
-        (``line_system``: ``self.line_system()`` when the caller has built it already)."""
-        line_p = line_system or self.line_system()
-        tok = (
-            line_p.retrieval_spec(line_index.has_vectors).fts_tokenizer or line_index.fts_tokenizer
-        )
+        """ValueError (naming every difference) unless ``line_index`` holds what this
+        system's line system would find in ``index``'s line view: one line per row
+        (``ChunkerConfig("line")``), the FTS5 tokenizer ``line_tokenizer`` gives for
+        ``index``, and ``index``'s workspace, sources, memory-file rule and embedder
+        (``identity_key``: the query vectors of ``index`` are reused on it). ``line_system``:
+        ``self.line_system()`` when the caller has built it already."""
+        tok = self.line_tokenizer(index.fts_tokenizer, line_system)
+
+        def model(ix: MemoryIndex) -> str | None:
+            # identity_key: model, weights and options (what the index fingerprint names)
+            return None if ix.embedder is None else str(ix.embedder.identity_key)
+
         problems = []
         if line_index.chunker.kind != "line":
             problems.append(f"it chunks with {line_index.chunker.kind!r}, not one line per row")
         if line_index.fts_tokenizer != tok:
-            problems.append(
-                f"its FTS5 tokenizer is {line_index.fts_tokenizer!r}, the line system "
-                f"{line_p.name!r} wants {tok!r}"
-            )
+            problems.append(f"its FTS5 tokenizer is {line_index.fts_tokenizer!r}, not {tok!r}")
+        same = {
+            "workspace": (line_index.workspace, index.workspace),
+            "sources": (tuple(line_index.sources), tuple(index.sources)),
+            "memory_files": (line_index.memory_files, index.memory_files),
+            "embedder": (model(line_index), model(index)),
+        }
+        problems += [
+            f"its {k} is {a!r}, the chunk index's {b!r}" for k, (a, b) in same.items() if a != b
+        ]
         if problems:
             raise ValueError(
                 f"{self.name}: line_index {line_index.db_path}: " + "; ".join(problems)

@@ -229,7 +229,9 @@ def line_scores_key(p: Pipeline) -> str:
     (``vector``, ``keyword``, ``vector+keyword`` or ``none``; the line system runs only the
     legs ``p`` has, ``Pipeline.line_system``). Those are everything the scores depend on
     beyond the index and queries, so candidates can carry several settings' scores side by
-    side, and a system never reads scores made for another setting."""
+    side, and a system never reads scores made for another setting. Two settings whose
+    line systems happen to score alike (``bm25`` has no vector leg to drop) still get two
+    keys: a second computation, never a wrong score."""
     legs = "+".join(n for n, on in (("vector", p.vector), ("keyword", p.keyword)) if on)
     return f"{BEST_LINE_KEY}:{p.best_line}:{p.best_line_depth}:{legs or 'none'}"
 
