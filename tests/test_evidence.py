@@ -128,6 +128,13 @@ def test_the_cli_prints_where_each_system_ranks_the_evidence(
     assert header.split() == ["spans", *" ".join(BINS).split()]
     pooled = next(ln for ln in table.splitlines() if ln.startswith("(all) "))
     assert sum(float(x) for x in pooled.split()[2:]) == pytest.approx(100.0, abs=0.5)
+    saved = tmp_path / "saved"
+    run(*args, "--preset", "bm25,rrf", "--evidence-ranks", "--save", str(saved))
+    csv = pd.read_csv(saved / "evidence_ranks.csv")
+    assert list(csv.columns) == ["system", "qid", "category", "span", "rank", "retrieved"]
+    spans = int(lab.candidates_for_system(preset("bm25")).spans.span_valid.sum())
+    assert csv["system"].value_counts().to_dict() == {"bm25": spans, "rrf": spans}
+    assert (saved / "per_query.csv").exists()  # beside the experiment's own files
     bad = run(*args, "--evidence-ranks", "--json", check=False)
     assert bad.returncode == 2 and "--evidence-ranks prints a table" in bad.stderr
 

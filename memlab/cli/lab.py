@@ -197,21 +197,31 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"\n{metrics[0]} by category:")
         print(res.by_category(metrics[0]).round(3).to_string())
     if args.evidence_ranks:
+        from memlab.eval.evidence import evidence_ranks
         from memlab.eval.experiment import metric_depth
 
         k = metric_depth(metrics)
+        saved = {}
         for p in systems:
-            print(f"\n{evidence_ranks_table(lab, p if args.pinned else p.at_k(k))}")
+            q = p if args.pinned else p.at_k(k)  # as the table ran it
+            saved[p.name] = ranks = evidence_ranks(lab.candidates_for_system(q), q)
+            print(f"\n{evidence_ranks_table(ranks, q)}")
+        if args.save:
+            import pandas as pd
+
+            out = Path(args.save) / "evidence_ranks.csv"
+            pd.concat(saved, names=["system"]).reset_index(level=0).to_csv(out, index=False)
+            print(f"\nevidence ranks of every span: {out}")
     return 0
 
 
-def evidence_ranks_table(lab: Any, p: Any) -> str:
-    """``memlab eval --evidence-ranks``: the share of evidence spans by the rank system
-    ``p`` (as the table ran it) gives them when it ranks all its candidates
-    (``memlab.eval.evidence``), by category, as a titled text table (shares in %)."""
-    from memlab.eval.evidence import evidence_ranks, rank_shares
+def evidence_ranks_table(ranks: Any, p: Any) -> str:
+    """``memlab eval --evidence-ranks``: the share of evidence spans (``ranks``, from
+    ``memlab.eval.evidence.evidence_ranks`` of system ``p`` as the table ran it) by rank
+    bin and category (``rank_shares``), as a titled text table (shares in %)."""
+    from memlab.eval.evidence import rank_shares
 
-    shares = rank_shares(evidence_ranks(lab.candidates_for_system(p), p))
+    shares = rank_shares(ranks)
     body = shares.drop(columns="spans").mul(100).round(1)
     body.insert(0, "spans", shares["spans"].astype(int))
     return (
@@ -487,7 +497,7 @@ def add_parsers(sub: Any) -> None:
         action="store_true",
         help="per system, the share of evidence spans at ranks 1-5, 6-10, 11-20, 21-50, "
         "51-200 and lower, dropped or never retrieved, by category (where the missed "
-        "evidence sits; not with --json)",
+        "evidence sits; not with --json; --save also writes evidence_ranks.csv)",
     )
     p.add_argument(
         "--no-settings",
