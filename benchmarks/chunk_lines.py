@@ -31,15 +31,22 @@ the mean of both tune halves' recall@6; report halves are only printed. The pair
 system on each report half. LoCoMo is also printed split by conversation (``conversation_halves``:
 report conv-30, conv-42), as a check that chooses nothing.
 
-The line view won the tune objective, and the engine's ``memlab-best-chunk`` preset now
-ranks this way (``memlab.stages.best_line``, whose ``best_line_scores`` this study uses;
-docs/quality.md, "Chunks ranked by their best line"). Its row, "memlab-best-chunk (preset:
-best_line stage)", is computed the lab's normal way (``Lab.candidates_for_system`` fills
-the line scores, ``Pipeline.rank`` runs the stage) beside the study's own "best line:
-memlab-best"; it takes no part in the choice. The two differ only where the study's top
-10 reaches a chunk holding none of the top lines (the stage drops such chunks);
-``compare_preset`` counts those questions (printed, and in the JSON's
-``preset_vs_study``).
+The line view won the tune objective, and the engine's ``memlab-best-chunk`` preset ranks
+this way (``memlab.stages.best_line``, whose ``best_line_scores`` this study uses;
+docs/quality.md, "Chunks ranked by their best line"). Its row in that order,
+"memlab-best-chunk, best_line_order='max' (best_line stage)", is computed the lab's normal
+way (``Lab.candidates_for_system`` fills the line scores, ``Pipeline.rank`` runs the stage)
+beside the study's own "best line: memlab-best"; it takes no part in the choice. The two
+differ only where the study's top 10 reaches a chunk holding none of the top lines (the
+stage drops such chunks); ``compare_preset`` counts those questions (printed, and in the
+JSON's ``preset_vs_study``).
+
+Issue 17's fifth round adds the engine's greedy order (``best_line_order="novel"``,
+``memlab.stages.best_line.novel_line_order``): the next chunk is the one holding the
+best-ranked top line that no chunk placed above holds, so of two overlapping chunks that
+owe their score to one shared line the second no longer takes the next slot with nothing
+new. It is a choice like the others (after the best line alone in simplicity) and won the
+objective; ``memlab-best-chunk`` has used it since.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_lines.py --json chunk_lines.json``
 (13–22 s with the lab's vector caches warm, 2 cores under load; the first run embeds every
@@ -79,13 +86,18 @@ LINE_SYSTEMS = (
     "bm25",
     "vector",
 )
-# Simplest first: a tie on the objective goes to the earlier system (the chunk-as-unit
-# system the study started from, then the best line alone).
-CHOICES_BY_SIMPLICITY = (CHUNK_UNIT_NAME, "best line: memlab-best")
-# The engine's memlab-best-chunk preset (its best_line stage), shown beside the study's own
-# "best line: memlab-best" row; not among the choices (the study chose it).
-PRESET_ROW = "memlab-best-chunk (preset: best_line stage)"
+# The engine's best_line stage in the "max" order (each chunk by its best line), shown
+# beside the study's own "best line: memlab-best" row, which it must reproduce; not among
+# the choices (the same system).
+PRESET_ROW = "memlab-best-chunk, best_line_order='max' (best_line stage)"
 STUDY_ROW = "best line: memlab-best"
+# The engine's "novel" order (issue 17, fifth round): chunks placed greedily by the best
+# line no chunk above holds (``memlab.stages.best_line.novel_line_order``); the preset
+# since it won both tune halves.
+NOVEL_ROW = "best line, new lines first: memlab-best-chunk (best_line_order='novel')"
+# Simplest first: a tie on the objective goes to the earlier system (the chunk-as-unit
+# system the study started from, then the best line alone, then its greedy order).
+CHOICES_BY_SIMPLICITY = (CHUNK_UNIT_NAME, STUDY_ROW, NOVEL_ROW)
 
 
 def order_by(primary: np.ndarray, fallback_rank: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -275,12 +287,14 @@ def study(
     # The engine preset the normal lab way: its candidates carry the line scores of its
     # best_line system (Lab.with_best_line), its rank runs the best_line stage. Same depth
     # as the study's line results (the preset's best_line_depth is 100, the default).
-    pe = preset("memlab-best-chunk", max_results=10, best_line_depth=depth)
+    pe = preset("memlab-best-chunk", max_results=10, best_line_depth=depth, best_line_order="max")
     lce = chunk.candidates_for_system(pe)
     if lce.qids != lcc.qids:
         raise RuntimeError("two candidate sets list the questions in different orders")
     re = pe.rank(lce.cs)
     out[PRESET_ROW] = lce.score(pe, METRICS, ranking=re)
+    pn = pe.replace(best_line_order="novel")
+    out[NOVEL_ROW] = chunk.candidates_for_system(pn).score(pn, METRICS)
     # Compared by chunk row (the two candidate sets may order their columns differently).
     has_line = keep & np.isfinite(lines["memlab-best"])
     nq = len(lcc.qids)
@@ -302,10 +316,10 @@ def study(
         out[f"chunks as units + {a} × best line"] = lcc.score(
             None, METRICS, ranking=ranking_of(cols)
         )
-    # The engine preset's row beside the study's best-line row.
-    names = [n for n in out if n != PRESET_ROW]
+    # The engine's rows beside the study's best-line row.
+    names = [n for n in out if n not in (PRESET_ROW, NOVEL_ROW)]
     at = names.index(STUDY_ROW) + 1
-    names[at:at] = [PRESET_ROW]
+    names[at:at] = [PRESET_ROW, NOVEL_ROW]
     return {n: out[n] for n in names}, lcc.qids, check
 
 
@@ -313,8 +327,9 @@ def table(
     values: dict[str, dict[str, np.ndarray]], qids: list[str], halves: dict[str, list[str]]
 ) -> list[dict[str, Any]]:
     """One row per system: each metric's mean on each half (questions without evidence
-    left out), and the paired t-test p of recall@6 against the chunk-as-unit system
-    (``CHUNK_UNIT_NAME``) on the report half."""
+    left out), and the paired t-test p of recall@6 on the report half against the
+    chunk-as-unit system (``CHUNK_UNIT_NAME``) and against the best line alone
+    (``STUDY_ROW``)."""
     rows_of = {h: np.isin(qids, list(q)) for h, q in halves.items()}
     ref = values[CHUNK_UNIT_NAME]
     rows = []
@@ -323,12 +338,13 @@ def table(
         for h, m in rows_of.items():
             for metric in METRICS:
                 row[f"{h} {metric}"] = round(float(np.nanmean(v[metric][m])), 4)
-        m = rows_of["report"] & np.isfinite(ref["recall@6"])
-        row["report p (recall@6 vs chunks as units)"] = (
-            "reference"
-            if v is ref
-            else float(f"{paired_ttest(v['recall@6'][m], ref['recall@6'][m])[1]:.2g}")
-        )
+        for label, r in (("chunks as units", ref), ("best line", values[STUDY_ROW])):
+            m = rows_of["report"] & np.isfinite(r["recall@6"])
+            row[f"report p (recall@6 vs {label})"] = (
+                "reference"
+                if v is r
+                else float(f"{paired_ttest(v['recall@6'][m], r['recall@6'][m])[1]:.2g}")
+            )
         rows.append(row)
     return rows
 

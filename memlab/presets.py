@@ -218,6 +218,10 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
     best score of its lines among the query's top 100 (a chunk holding none of them is not
     returned); chosen on LoCoMo's question-split tune half plus BEAM's odd chats
     (``benchmarks/chunk_lines.py``, docs/quality.md "Chunks ranked by their best line").
+    The chunks are placed greedily by new lines (``best_line_order="novel"``,
+    ``memlab.stages.best_line.novel_line_order``): the next chunk holds the best top line
+    no chunk above it holds, so an overlapping chunk that owes its score to a line already
+    shown waits (issue 17's fifth round, chosen on the same tune halves).
     The line scores are z-score sums, so there is no threshold (``min_score`` −10⁶).
     Equal line scores (overlapping chunks sharing their best line) go to the chunk with
     the higher chunk score, the grid's choice for chunks as units (recall@6, LoCoMo's tune
@@ -233,6 +237,7 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
         text_norm="max",
         min_score=-1e6,
         best_line="memlab-best",
+        best_line_order="novel",
         vector_weight=0.3,
         text_weight=0.7,
         neighbor_prev=0.3,

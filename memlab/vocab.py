@@ -35,6 +35,9 @@ LINE_VIEW_MEMORY_FILES: tuple[str, ...] = (DEFAULT_MEMORY_FILES,)
 # Line systems a chunk-level system may rank its chunks by (``best_line``,
 # memlab.stages.best_line): presets scored on the line index of the same files.
 BEST_LINE_SYSTEMS: tuple[str, ...] = ("memlab-best", "bm25")
+# How a best-line system orders its chunks (``best_line_order``, memlab.stages.best_line):
+# each by its best line ("max"), or greedily by the best line no chunk above holds ("novel").
+BEST_LINE_ORDERS: tuple[str, ...] = ("max", "novel")
 # Lab units: OpenClaw chunks, or one line (a dialog turn) per unit.
 UNITS: tuple[str, ...] = ("chunk", "turn")
 # Index sources (OpenClaw's memorySearch.sources).

@@ -30,7 +30,7 @@ import pandas as pd
 from memlab.fusion import clamp_weights
 from memlab.pipeline import DECAY_RULES, MMR_KINDS, PRESETS, Pipeline, ranking_frame
 from memlab.pipeline import preset as make_preset
-from memlab.stages.best_line import line_scores_key
+from memlab.stages.best_line import line_keys
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
@@ -342,7 +342,7 @@ class Explorer:
         kf = p.retrieval_spec(index.has_vectors).keyword_fallback
         # The index file names the workspace, tokenizer and file rule; a best_line system's
         # candidates also carry its line scores (CandidateSet.extra, one key per setting).
-        key = (query, p.keyword_mode, kf, str(index.db_path), p.best_line and line_scores_key(p))
+        key = (query, p.keyword_mode, kf, str(index.db_path), line_keys(p))
         cs = self._free.get(key)
         if cs is None or cs.depth < p.depth:
             self.retrievals += 1

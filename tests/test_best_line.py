@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,9 +23,17 @@ from memlab.embed import EmbeddingError, HashingEmbedder
 from memlab.index import MemoryIndex
 from memlab.pipeline import Pipeline, explain
 from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk, preset
-from memlab.stages.best_line import best_line_scores, line_system_factory
+from memlab.stages.best_line import (
+    best_line_scores,
+    held_line_ranks,
+    line_held_key,
+    line_keys,
+    line_system_factory,
+    novel_line_order,
+)
 from memlab.tools import memory_search
 from tests.conftest import write
+from tests.test_beam import beam_dir  # noqa: F401  (a fixture)
 
 QUERIES = ["where is the deploy key", "what does Miso eat", "green tea", "vault rotation"]
 
@@ -63,6 +72,80 @@ def test_best_line_scores_is_the_max_over_contained_lines(chunks, lines) -> None
     np.testing.assert_array_equal(got, brute_force(cp, cs, ce, lp, ln, ls))
 
 
+def greedy_by_hand(order: list[int], held: dict[int, dict[int, float]]) -> list[int]:
+    """The novel order spelled out: ``held[c]`` maps line id → score for column ``c``."""
+    placed: list[int] = []
+    covered: set[int] = set()
+    left = list(order)
+    while True:
+        best, best_c = -np.inf, None
+        for c in left:  # in order: a later column must beat, not tie
+            new = [s for line, s in held[c].items() if line not in covered and np.isfinite(s)]
+            if new and max(new) > best:
+                best, best_c = max(new), c
+        if best_c is None:
+            return placed + left
+        placed.append(best_c)
+        left.remove(best_c)
+        covered |= set(held[best_c])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(0, 9),
+    n_valid=st.integers(0, 9),
+    lines=st.lists(
+        st.tuples(
+            st.integers(0, 8),
+            st.integers(0, 11),
+            st.one_of(st.sampled_from([0.5, 1.0, 2.0]), st.floats(-3, 3, allow_nan=False)),
+        ),
+        max_size=25,
+    ),
+    seed=st.integers(0, 1000),
+)
+def test_novel_line_order_is_the_greedy_new_line_rule(n, n_valid, lines, seed) -> None:
+    rng = np.random.default_rng(seed)
+    n_valid = min(n, n_valid)
+    order = rng.permutation(n)
+    valid = np.zeros(n, dtype=bool)
+    valid[order[:n_valid]] = True
+    score_of = {}
+    held: dict[int, dict[int, float]] = {c: {} for c in range(n)}
+    for c, line, s in lines:
+        if c < n:
+            s = score_of.setdefault(line, s)  # one line, one score
+            held[c][line] = s
+    k = max([len(h) for h in held.values()] + [1])
+    ranks = np.full((1, n, k), -1, dtype=np.int64)
+    scores = np.full((1, n, k), np.nan)
+    for c, h in held.items():
+        for j, (line, s) in enumerate(sorted(h.items())):
+            ranks[0, c, j], scores[0, c, j] = line, s
+    got = novel_line_order(order[None, :], valid[None, :], ranks, scores)[0]
+    want = greedy_by_hand(order[:n_valid].tolist(), {c: held[c] for c in order[:n_valid]})
+    assert got[:n_valid].tolist() == want
+    assert got[n_valid:].tolist() == order[n_valid:].tolist()  # invalid columns stay put
+
+
+def test_held_line_ranks_lists_each_chunks_lines_in_list_order() -> None:
+    paths = np.array(["a", "a", "b"], dtype=object)
+    got = held_line_ranks(
+        paths,
+        np.array([1, 4, 1]),
+        np.array([5, 9, 3]),
+        np.array(["a", "b", "a", "c", "a"], dtype=object),
+        np.array([4, 2, 9, 1, 20]),
+    )
+    # chunk a:1-5 holds line 0 (a:4); a:4-9 holds lines 0 and 2; b:1-3 holds line 1
+    assert got.tolist() == [[0, -1], [0, 2], [1, -1]]
+    assert held_line_ranks(paths, np.ones(3), np.ones(3), paths[:0], np.zeros(0)).tolist() == [
+        [-1],
+        [-1],
+        [-1],
+    ]
+
+
 def test_parameters_are_checked_by_name() -> None:
     with pytest.raises(ValueError, match=r"best_line must be '' \(off\) or one of memlab-best"):
         Pipeline().replace(best_line="vector")
@@ -82,6 +165,11 @@ def test_parameters_are_checked_by_name() -> None:
         memlab_best_chunk(memory_files="openclaw-2026.9")
     assert memlab_best_chunk(exact_tiers=True, **CHUNK_AS_UNIT).exact_tiers
     assert memlab_best_chunk(decay="exact", **CHUNK_AS_UNIT).decay == "exact"
+    with pytest.raises(ValueError, match="best_line_order must be one of max, novel; got 'new'"):
+        memlab_best_chunk(best_line_order="new")
+    with pytest.raises(ValueError, match=r"cannot be combined with mmr='jaccard'"):
+        memlab_best_chunk(mmr="jaccard")  # two diversity orders at once
+    assert memlab_best_chunk(mmr="jaccard", best_line_order="max").mmr == "jaccard"
     with pytest.raises(ValueError, match="best_line is off"):
         Pipeline().line_system()
     assert line_system_factory("bm25")().name == "bm25"
@@ -136,7 +224,7 @@ def test_chunks_are_scored_by_their_best_line_and_ties_go_to_the_chunk_score(
     workspace: Path,
 ) -> None:
     idx = chunk_index(workspace)
-    p = memlab_best_chunk(max_results=50)
+    p = memlab_best_chunk(max_results=50, best_line_order="max")
     unit = memlab_best_chunk(max_results=1000, **CHUNK_AS_UNIT)
     for q in QUERIES:
         got = p.search(idx, q, with_text=False)
@@ -154,6 +242,91 @@ def test_chunks_are_scored_by_their_best_line_and_ties_go_to_the_chunk_score(
                 assert chunk_score[a] >= chunk_score[b]
     # The overlapping chunks do share best lines, so the tie rule was exercised above.
     assert any(len(set(by_hand(idx, p, q).values())) < len(by_hand(idx, p, q)) for q in QUERIES)
+
+
+def test_the_novel_order_places_the_chunk_with_the_best_new_line_next(workspace: Path) -> None:
+    idx = chunk_index(workspace)
+    p = memlab_best_chunk(max_results=50)
+    assert p.best_line_order == "novel"  # the preset's order
+    by_max = p.replace(best_line_order="max")
+    moved = 0
+    for q in QUERIES:
+        got = p.search(idx, q, with_text=False)
+        first = by_max.search(idx, q, with_text=False)
+        keys = list(zip(got["path"], got["start_line"], got["end_line"], strict=True))
+        max_keys = list(zip(first["path"], first["start_line"], first["end_line"], strict=True))
+        assert sorted(keys) == sorted(max_keys)  # the same chunks, each with its best line
+        np.testing.assert_array_equal(
+            got.set_index(["path", "start_line"])["score"].sort_index(),
+            first.set_index(["path", "start_line"])["score"].sort_index(),
+        )
+        # By hand from an independent search of the line view: each next chunk holds the
+        # best line no chunk above holds; ties in the max order's order.
+        lines = p.line_system().search(idx.line_view("porter"), q, with_text=False)
+        held = {
+            key: {
+                (r.path, r.start_line): r.score
+                for r in lines.itertuples()
+                if r.path == key[0] and key[1] <= r.start_line <= key[2]
+            }
+            for key in max_keys
+        }
+        assert keys == greedy_by_hand(max_keys, held)
+        moved += keys != max_keys
+    assert moved > 0  # overlapping chunks did share a best line: the rule was exercised
+
+
+def test_the_novel_order_needs_the_held_lines(workspace: Path) -> None:
+    idx = chunk_index(workspace)
+    p = memlab_best_chunk()
+    cs = p.retrieve(idx, QUERIES, qids=[str(i) for i in range(len(QUERIES))])
+    assert set(line_keys(p)) <= set(cs.extra)
+    del cs.extra[line_held_key(p)]
+    with pytest.raises(ValueError, match=r"best_line_order='novel' needs the lines each chunk"):
+        p.rank(cs)
+    p.replace(best_line_order="max").rank(cs)  # the max order reads the scores alone
+
+
+def test_merged_candidate_sets_keep_each_groups_held_lines(
+    beam_dir: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memlab.datasets.beam import load_beam
+    from memlab.eval.lab import Lab
+    from memlab.eval.merge import merge_candidate_sets
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = load_beam(beam_dir, tmp_path / "out")  # one workspace per chat
+    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="chunk", index_dir=tmp_path / "i")
+    q = ds.queries
+    p = memlab_best_chunk(max_results=10)
+    parts, indexes, alone = [], [], []
+    for g, rows in q.groupby("group").indices.items():
+        idx = lab.lab_for(p).index(g)
+        sub = q.iloc[rows]
+        cs = p.retrieve(idx, sub["query"].tolist(), qids=sub["qid"].tolist())
+        parts.append((g, cs, np.asarray(rows)))
+        indexes.append(idx)
+        alone.append(p.run(cs)[["qid", "path", "start_line", "score"]])
+    assert len(parts) > 1
+    # One group's arrays one slot wider (an unused slot: the same lines), so the merge
+    # must pad the others' K.
+    wide = parts[0][1].extra
+    for key, pad in zip(line_keys(p)[1:], (-1, np.nan), strict=True):
+        wide[key] = np.concatenate([wide[key], np.full((*wide[key].shape[:2], 1), pad)], axis=2)
+        wide[key] = wide[key].astype(parts[1][1].extra[key].dtype)
+    assert len({cs.extra[line_held_key(p)].shape[2] for _, cs, _ in parts}) > 1
+    merged = merge_candidate_sets(parts, indexes, len(q))
+    for _, cs, rows in parts:
+        for key in line_keys(p)[1:]:
+            got = merged.extra[key][rows, : cs.width]
+            k = cs.extra[key].shape[2]
+            np.testing.assert_array_equal(got[..., :k], cs.extra[key])
+            assert (got[..., k:] == -1).all() or np.isnan(got[..., k:]).all()
+    want = pd.concat(alone).set_index("qid").loc[q["qid"]].reset_index()
+    got = p.run(merged)[["qid", "path", "start_line", "score"]]
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
 
 
 def test_memory_search_answers_with_chunks_and_the_workspace_is_untouched(

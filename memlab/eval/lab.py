@@ -31,7 +31,7 @@ from memlab.eval.merge import merge_candidate_sets
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanTable, candidate_coverage, hits_from_topk, span_table
 from memlab.index import MemoryIndex
-from memlab.stages.best_line import best_line_matrix, line_scores_key
+from memlab.stages.best_line import line_arrays, line_keys
 from memlab.store.filerules import DEFAULT_MEMORY_FILES, check_memory_files, chunker_fingerprint
 
 if TYPE_CHECKING:
@@ -365,15 +365,16 @@ class Lab:
         )
 
     def with_best_line(self, lc: LabCandidates, p: Pipeline) -> LabCandidates:
-        """``lc`` with ``cs.extra[line_scores_key(p)]`` filled for system ``p``: its line system
-        (``Pipeline.line_system``) run on `line_lab` for every question, mapped onto the
-        candidate chunks (``memlab.stages.best_line.line_score_matrix``) — what
-        ``Pipeline.retrieve`` does on one index, on `line_lab_for` ``p``. ``lc`` itself when
-        ``p.best_line`` is off or ``lc`` carries ``p``'s line scores already; cached per
-        (candidate set, ``line_scores_key``)."""
-        if not p.best_line or line_scores_key(p) in lc.cs.extra:  # off, or attached already
+        """``lc`` with the ``cs.extra`` arrays system ``p`` reads from its line system
+        (``memlab.stages.best_line.line_keys``): the line system (``Pipeline.line_system``)
+        run on `line_lab` for every question, mapped onto the candidate chunks
+        (``memlab.stages.best_line.line_arrays``) — what ``Pipeline.retrieve`` does on one
+        index, on `line_lab_for` ``p``. ``lc`` itself when ``p.best_line`` is off or ``lc``
+        carries them already; cached per (candidate set, keys)."""
+        keys = line_keys(p)
+        if all(k in lc.cs.extra for k in keys):  # off, or attached already
             return lc
-        key = (id(lc), line_scores_key(p))
+        key = (id(lc), keys)
         hit = self._line_scores.get(key)
         if hit is not None and hit[0] is lc:
             return hit[1]
@@ -382,7 +383,7 @@ class Lab:
         llc = self.line_lab_for(p).candidates(line_p.depth, keyword_mode=km, keyword_fallback=kf)
         if llc.qids != lc.qids:  # one dataset, so one question order; checked all the same
             raise ValueError("line lab and chunk lab disagree on the question order")
-        extra = {**lc.cs.extra, line_scores_key(p): best_line_matrix(lc.cs, line_p, llc.cs)}
+        extra = {**lc.cs.extra, **line_arrays(p, lc.cs, line_p, llc.cs)}
         out = dataclasses.replace(lc, cs=dataclasses.replace(lc.cs, extra=extra))
         self._line_scores[key] = (lc, out)
         return out

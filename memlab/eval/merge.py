@@ -123,13 +123,28 @@ def merge_candidate_sets(
         for r, qid, query in zip(rows, cs.qids, cs.queries, strict=True):
             qids[r] = qid
             queries[r] = query
-    # Arrays of a candidate generation beyond the legs (CandidateSet.extra), zero-padded.
+    # Arrays of a candidate generation beyond the legs (CandidateSet.extra): [Q, C] ones
+    # zero-padded; [Q, C, K] ones (the lines a chunk holds, their scores) padded to the largest
+    # K with −1 (integers) or NaN (floats).
     extra: dict[str, np.ndarray] = {}
     for _, cs, rows in parts:
         for key, arr in cs.extra.items():
             if key not in extra:
-                extra[key] = np.zeros((n_queries, width), dtype=arr.dtype)
-            extra[key][rows, : cs.width] = arr
+                if arr.ndim == 2:
+                    extra[key] = np.zeros((n_queries, width), dtype=arr.dtype)
+                else:
+                    k = max(c.extra[key].shape[2] for _, c, _ in parts if key in c.extra)
+                    pad = np.nan if arr.dtype.kind == "f" else -1
+                    extra[key] = np.full((n_queries, width, k), pad, dtype=arr.dtype)
+            extra[key][np.asarray(rows), : cs.width, ...] = (
+                arr
+                if arr.ndim == 2
+                else np.pad(
+                    arr,
+                    ((0, 0), (0, 0), (0, extra[key].shape[2] - arr.shape[2])),
+                    constant_values=np.nan if arr.dtype.kind == "f" else -1,
+                )
+            )
     table = merge_tables(tables)
     merged = CandidateSet(
         qids=qids,

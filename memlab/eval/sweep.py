@@ -32,7 +32,7 @@ from memlab.eval.experiment import metric_depth
 from memlab.eval.fastsweep import fast_path_reason, score_settings
 from memlab.eval.metrics import exact_mean
 from memlab.eval.significance import bootstrap_ci_many
-from memlab.stages.best_line import carried_line_scores, line_scores_key
+from memlab.stages.best_line import carried_line_scores, line_keys
 from memlab.vocab import WEIGHTED_FUSIONS
 
 if TYPE_CHECKING:
@@ -360,8 +360,9 @@ def sweep(
     other weight at the base's value (a wsum fusion then renormalises the pair:
     see the ``*_eff`` columns). Candidates are retrieved once, deep enough for
     the deepest setting (a ``Lab``), or given (``LabCandidates``; a best_line
-    setting needs its line scores among them, ``Lab.with_best_line``, else ValueError
-    naming the missing ``line_scores_key``; a ``Lab`` attaches each setting's). ``train``: a
+    setting needs its line arrays among them, ``Lab.with_best_line``, else ValueError
+    naming the missing ``memlab.stages.best_line.line_keys``; a ``Lab`` attaches each
+    setting's). ``train``: a
     fraction (stratified random split by category with ``seed``) or a list of
     train qids; the rest is held out. Unless ``pinned``, each setting is asked
     for at least the deepest metric's k results (as in ``run_experiment``).
@@ -411,7 +412,7 @@ def sweep(
         lc = target
         # The line scores come with the candidates, one extra key per line setting: a set
         # serves exactly the settings whose scores it carries.
-        missing = sorted({line_scores_key(s) for s in systems if s.best_line} - set(lc.cs.extra))
+        missing = sorted({k for s in systems for k in line_keys(s)} - set(lc.cs.extra))
         if missing:
             carried = carried_line_scores(lc.cs)
             raise ValueError(

@@ -49,10 +49,13 @@ from memlab.stages import (
     stage_param_defaults,
 )
 from memlab.stages.best_line import (
-    best_line_matrix,
+    carried_line_scores,
     check_best_line_pipeline,
-    line_scores_key,
+    line_arrays,
+    line_held_key,
+    line_held_score_key,
     line_system_factory,
+    novel_line_order,
 )
 from memlab.stages.current import current_order
 from memlab.stages.selection import mmr_order, select_rows
@@ -373,8 +376,8 @@ class Pipeline:
         With ``best_line`` set, the line system (``line_system``) is also run on the
         index's line view (``MemoryIndex.line_view``, the same files one line per row,
         same embedder, so the query vectors are reused) and each candidate chunk's best
-        line score is put in ``extra[line_scores_key(self)]``
-        (``memlab.stages.best_line.line_score_matrix``). ``line_index``: a line-per-row
+        line score (and, for ``best_line_order="novel"``, the lines it holds) is put in
+        ``extra`` (``memlab.stages.best_line.line_arrays``). ``line_index``: a line-per-row
         index of the same files to run the line system on instead of the line view (a
         lab's line lab already holds one: ``Lab.line_index``), checked by
         ``check_line_index`` (ValueError; also when ``best_line`` is off).
@@ -404,7 +407,7 @@ class Pipeline:
                 times=times,
                 query_vectors=cs.query_vectors,
             )
-            cs.extra[line_scores_key(self)] = best_line_matrix(cs, line_p, lcs)
+            cs.extra.update(line_arrays(self, cs, line_p, lcs))
         elif line_index is not None:
             raise ValueError(f"{self.name}: a line_index was given but best_line is off")
         return cs
@@ -511,6 +514,8 @@ class Pipeline:
                 order = np.argsort(key, axis=1, kind="stable")
         if mmr_on and not (current and self.mmr == "openclaw-current"):
             order = mmr_order(self, cs, order, valid, final)
+        if "novel_lines" in self.active_stages(mode):
+            order = novel_line_order(order, valid, *self.held_lines(cs))
         mmr_pos = np.full((nq, width), -1, dtype=np.int64)
         np.put_along_axis(mmr_pos, order, np.broadcast_to(np.arange(width), (nq, width)), axis=1)
         mmr_pos = np.where(valid, mmr_pos, -1)
@@ -534,6 +539,22 @@ class Pipeline:
             fill_mask=has_t & ~st["has_vec"] if current else None,
         )
         return Ranking(columns=cols, scores=scores, stage=st, selected_by=sel, mode=mode)
+
+    def held_lines(self, cs: CandidateSet) -> tuple[np.ndarray, np.ndarray]:
+        """[Q, C, K] the top lines each candidate chunk holds and [Q, C, K] their scores, as
+        ``Pipeline.retrieve`` or the lab put them in ``cs.extra`` (``line_held_key``,
+        ``line_held_score_key``) for the ``"novel"`` order; ValueError naming the line
+        settings ``cs`` carries when they are not there."""
+        key, score_key = line_held_key(self), line_held_score_key(self)
+        if key not in cs.extra or score_key not in cs.extra:
+            carried = carried_line_scores(cs)
+            have = f"these candidates carry {', '.join(carried)}" if carried else "none is there"
+            raise ValueError(
+                f"best_line_order='novel' needs the lines each chunk holds in "
+                f"CandidateSet.extra[{key!r}] and {have}: retrieve with this system's "
+                "Pipeline.retrieve (or the lab), which puts them there"
+            )
+        return cs.extra[key], cs.extra[score_key]
 
     def run(self, cs: CandidateSet, *, with_text: bool = False) -> pd.DataFrame:
         """Results as a DataFrame: ``qid, docno, score, rank`` plus every component.

@@ -10,7 +10,8 @@ meaning and its column in the results frame (``memlab.pipeline.explain``), so th
 stage dict, the results frame, explain and the plots use one name per array.
 
 Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
-→ project → neighbor → file_context → headings → best_line → exact_tiers | mmr → selection
+→ project → neighbor → file_context → headings → best_line → exact_tiers | mmr → novel_lines
+→ selection
 (the stages of OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter
 is set).
 ``Pipeline.active_stages(mode)`` names those a system runs;
@@ -39,6 +40,7 @@ from memlab.stages.best_line import (
     best_line_active,
     best_line_stage,
     check_best_line,
+    novel_lines_active,
 )
 from memlab.stages.context import (
     NEIGHBOR_SHAPE_PARAMS,
@@ -261,6 +263,8 @@ _BUILTIN: tuple[Stage, ...] = (
         check=check_current_param,
     ),
     Stage("mmr", None, _mmr_on, ("mmr_position",)),
+    # Re-orders only, in Pipeline.rank: chunks placed by the best line none above holds.
+    Stage("novel_lines", None, novel_lines_active, ()),
     Stage(
         "selection",
         None,

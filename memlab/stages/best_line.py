@@ -19,6 +19,16 @@ before this stage (``tie_break``), then to insertion order. The line scores arri
 setting, so candidates never lend one setting's scores to another): ``Pipeline.retrieve``
 and the lab's candidates fill it, so the stage itself reads no index. Studied in
 ``benchmarks/chunk_lines.py`` (docs/quality.md, "Chunks ranked by their best line").
+
+``best_line_order`` (``memlab.vocab.BEST_LINE_ORDERS``) says how the chunks are then
+ordered. ``"max"``: by that score. ``"novel"``: greedily by the best line a chunk adds,
+``novel_line_order`` — the next chunk is the one holding the best-ranked top line that no
+chunk above it holds, so a chunk that overlaps the one above and owes its score to their
+shared line no longer takes the next slot with nothing new (ties: the ``"max"`` order; a
+chunk whose top lines are all held above comes after every chunk that adds one). Scores
+stay the chunks' best-line scores, as MMR keeps its input scores. It reads the lines each
+chunk holds, and their scores, from ``CandidateSet.extra`` (``line_held_key``,
+``line_held_score_key``; ``held_rank_matrix``).
 Engine layer.
 """
 
@@ -29,50 +39,67 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.vocab import BEST_LINE_SYSTEMS, LINE_VIEW_MEMORY_FILES
+from memlab.vocab import BEST_LINE_ORDERS, BEST_LINE_SYSTEMS, LINE_VIEW_MEMORY_FILES
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
     from memlab.pipeline import Pipeline, Ranking
 
 __all__ = [
+    "BEST_LINE_HELD_KEY",
     "BEST_LINE_KEY",
     "BEST_LINE_PARAMS",
     "LINE_SYSTEMS",
     "LineHits",
     "best_line_active",
-    "best_line_matrix",
     "best_line_scores",
     "best_line_stage",
     "carried_line_scores",
     "check_best_line",
     "check_best_line_pipeline",
+    "held_line_ranks",
     "held_lines",
+    "held_rank_matrix",
+    "line_arrays",
+    "line_held_key",
+    "line_held_score_key",
     "line_hits",
+    "line_keys",
     "line_score_matrix",
     "line_scores_key",
     "line_system_factory",
+    "novel_line_order",
+    "novel_lines_active",
     "register_line_system",
 ]
 
-BEST_LINE_PARAMS = {"best_line": "", "best_line_depth": 100}
+BEST_LINE_PARAMS = {"best_line": "", "best_line_depth": 100, "best_line_order": "max"}
 # The factories of the line systems, by name: filled by ``memlab.presets`` on import
 # (``register_line_system``), since the presets build on the pipeline, not the reverse.
 LINE_SYSTEMS: dict[str, Callable[[], Pipeline]] = {}
 # The stage array's name, and the prefix of the CandidateSet.extra keys the line scores
 # travel under (``line_scores_key``: one key per line setting).
 BEST_LINE_KEY = "best_line"
+# The prefix of the CandidateSet.extra keys of the lines each chunk holds
+# (``line_held_key``; read by the "novel" order only).
+BEST_LINE_HELD_KEY = "best_line_held"
 # One query's top lines: (paths [H], 1-based line numbers [H], scores [H]), best first.
 LineHits = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def check_best_line(name: str, value: object) -> None:
-    """``best_line``: ``""`` or a name of ``BEST_LINE_SYSTEMS``; ``best_line_depth``: an
-    integer ≥ 1 (not a bool)."""
+    """``best_line``: ``""`` or a name of ``BEST_LINE_SYSTEMS``; ``best_line_order``: one of
+    ``BEST_LINE_ORDERS``; ``best_line_depth``: an integer ≥ 1 (not a bool)."""
     if name == "best_line":
         if value != "" and value not in BEST_LINE_SYSTEMS:
             raise ValueError(
                 f"best_line must be '' (off) or one of {', '.join(BEST_LINE_SYSTEMS)}; got {value!r}"
+            )
+        return
+    if name == "best_line_order":
+        if value not in BEST_LINE_ORDERS:
+            raise ValueError(
+                f"best_line_order must be one of {', '.join(BEST_LINE_ORDERS)}; got {value!r}"
             )
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -105,7 +132,8 @@ def check_best_line_pipeline(p: Pipeline) -> None:
     The stage replaces the chunk's score by its best line's, so a stage that changes the
     chunk score after fusion — decay, release 2026.9.6's importance and project
     multipliers and lexical boost — would only break ties, and the release's exact-path
-    tiers and selection rule order results by keys of their own. A line view needs a
+    tiers and selection rule order results by keys of their own, and MMR would re-order
+    what the ``"novel"`` order has just ordered. A line view needs a
     file rule of ``LINE_VIEW_MEMORY_FILES`` (release 2026.9.6 chunks with its own
     chunker). The neighbour and file-context stages stay allowed: they shape the
     tie-break on purpose (``memlab-best-chunk``).
@@ -127,20 +155,28 @@ def check_best_line_pipeline(p: Pipeline) -> None:
             ("lexical_boost=True", p.lexical_boost),
             ("exact_tiers=True", p.exact_tiers),
             (f"selection_rule={p.selection_rule!r}", p.selection_rule != "openclaw"),
+            # Both re-order the list for diversity; one order rule at a time.
+            (f"mmr={p.mmr!r}", p.mmr != "off" and p.best_line_order == "novel"),
         )
         if on
     ]
     if clash:
         raise ValueError(
             f"best_line={p.best_line!r} cannot be combined with {' and '.join(clash)}: the "
-            "chunk's score becomes its best line's, so it would be silently discarded; set "
-            "best_line='' to use it"
+            "chunk's score becomes its best line's and best_line_order sets the order, so it "
+            "would be silently discarded; set best_line='' to use it"
         )
 
 
 def best_line_active(p: Pipeline, mode: str) -> bool:
     """On in every mode when ``p.best_line`` names a line system."""
     return bool(p.best_line)
+
+
+def novel_lines_active(p: Pipeline, mode: str) -> bool:
+    """The ``novel_lines`` rank step: on when a best-line system asks for the ``"novel"``
+    order."""
+    return bool(p.best_line) and p.best_line_order == "novel"
 
 
 def held_lines(
@@ -215,12 +251,112 @@ def line_score_matrix(cs: CandidateSet, hits: Sequence[LineHits]) -> np.ndarray:
     return out
 
 
-def best_line_matrix(cs: CandidateSet, line_system: Pipeline, line_cs: CandidateSet) -> np.ndarray:
-    """[Q, C] line scores of ``cs``'s candidate chunks: ``line_system`` ranks ``line_cs``
-    (the same queries over the line view, rows in ``cs``'s order), its top lines are
-    ``line_hits`` and each chunk takes its best (``line_score_matrix``). The one mapping
-    from a line ranking to chunks: ``Pipeline.retrieve`` and the lab both call it."""
-    return line_score_matrix(cs, line_hits(line_cs, line_system.rank(line_cs)))
+def held_line_ranks(
+    chunk_paths: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    line_paths: np.ndarray,
+    line_no: np.ndarray,
+) -> np.ndarray:
+    """[C, K] int64: row ``c`` lists the positions in the query's top-line list (0 = its best
+    line) of the lines chunk ``c`` holds (``held_lines``), ascending, padded with −1; K is
+    the most lines one chunk holds (at least 1, so a query with no lines gives [C, 1] of
+    −1)."""
+    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
+    counts = inside.sum(axis=1) if inside.size else np.zeros(len(chunk_paths), dtype=np.int64)
+    out = np.full((len(chunk_paths), max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
+    rows, cols = np.nonzero(inside)  # row-major: each row's columns ascending
+    slot = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    out[rows, slot] = cols
+    return out
+
+
+def held_rank_matrix(cs: CandidateSet, hits: Sequence[LineHits]) -> tuple[np.ndarray, np.ndarray]:
+    """[Q, C, K] ``held_line_ranks`` of every candidate chunk of ``cs`` against ``hits[q]``
+    (rows follow ``cs.qids``; −1 for padding columns and unused slots; K the largest over
+    the queries), and [Q, C, K] those lines' scores (NaN where the rank is −1)."""
+    if len(hits) != len(cs.qids):
+        raise ValueError(f"{len(hits)} queries of line hits for {len(cs.qids)} queries of chunks")
+    t = cs.table
+    per: list[tuple[np.ndarray, np.ndarray]] = []
+    for i, (paths, lines, _scores) in enumerate(hits):
+        cols = np.nonzero(cs.pos[i] >= 0)[0]
+        pos = cs.pos[i, cols]
+        per.append(
+            (
+                cols,
+                held_line_ranks(t.paths[pos], t.start_lines[pos], t.end_lines[pos], paths, lines),
+            )
+        )
+    k = max((r.shape[1] for _, r in per), default=1)
+    out = np.full((*cs.pos.shape, k), -1, dtype=np.int64)
+    score = np.full(out.shape, np.nan)
+    for i, (cols, r) in enumerate(per):
+        out[i, cols, : r.shape[1]] = r
+        line_score = np.append(np.asarray(hits[i][2], dtype=np.float64), np.nan)
+        score[i, cols, : r.shape[1]] = line_score[r]  # −1 reads the appended NaN
+    return out, score
+
+
+def line_arrays(
+    p: Pipeline, cs: CandidateSet, line_system: Pipeline, line_cs: CandidateSet
+) -> dict[str, np.ndarray]:
+    """What chunk system ``p`` reads from its line system, keyed for ``CandidateSet.extra``:
+    ``line_system`` ranks ``line_cs`` (the same queries over the line view, rows in ``cs``'s
+    order), its top lines are ``line_hits``, and each candidate chunk of ``cs`` gets its best
+    line's score under ``line_scores_key(p)`` (``line_score_matrix``) and, for the
+    ``"novel"`` order, the lines it holds and their scores under ``line_held_key(p)`` and
+    ``line_held_score_key(p)`` (``held_rank_matrix``).
+    The one mapping from a line ranking to chunks: ``Pipeline.retrieve`` and the lab both
+    call it."""
+    hits = line_hits(line_cs, line_system.rank(line_cs))
+    out = {line_scores_key(p): line_score_matrix(cs, hits)}
+    if p.best_line_order == "novel":
+        out[line_held_key(p)], out[line_held_score_key(p)] = held_rank_matrix(cs, hits)
+    return out
+
+
+def novel_line_order(
+    order: np.ndarray, valid: np.ndarray, held: np.ndarray, held_score: np.ndarray
+) -> np.ndarray:
+    """``order`` [Q, C] (each query's valid columns first, best first) re-ordered greedily
+    by new lines. ``held`` [Q, C, K] names the top lines each column holds (their positions
+    in the query's line list, −1 = none; ``held_rank_matrix``), ``held_score`` their scores.
+    Step by step the next column is the remaining valid one whose best line not held by any
+    column already placed scores highest; equal scores go to the column earlier in
+    ``order`` (so the result does not depend on how equal lines were listed). When no
+    remaining column holds a new line the rest follow in ``order``; invalid columns keep
+    their places after the valid ones. Columns that share no line keep the order of their
+    best lines' scores."""
+    out = order.copy()
+    for q in range(order.shape[0]):
+        n = int(valid[q].sum())
+        if n <= 1:
+            continue
+        cols = order[q, :n]
+        ranks, score = held[q, cols], held_score[q, cols]
+        hmax = int(ranks.max(initial=-1))
+        if hmax < 0:
+            continue
+        # Unused slots point at an extra, always-covered line so they never count as new.
+        r = np.where(ranks >= 0, ranks, hmax + 1)
+        covered = np.zeros(hmax + 2, dtype=bool)
+        covered[hmax + 1] = True
+        left = np.ones(n, dtype=bool)
+        placed: list[int] = []
+        while True:
+            new = ~covered[r] & np.isfinite(score)
+            best = np.max(np.where(new, score, -np.inf), axis=1, initial=-np.inf)
+            best[~left] = -np.inf
+            i = int(best.argmax())  # the first of the highest: the earlier in ``order``
+            if best[i] == -np.inf:
+                break
+            placed.append(i)
+            left[i] = False
+            covered[r[i]] = True
+        rest = np.nonzero(left)[0].tolist()
+        out[q, :n] = cols[np.asarray(placed + rest, dtype=np.int64)]
+    return out
 
 
 def line_scores_key(p: Pipeline) -> str:
@@ -234,6 +370,29 @@ def line_scores_key(p: Pipeline) -> str:
     keys: a second computation, never a wrong score."""
     legs = "+".join(n for n, on in (("vector", p.vector), ("keyword", p.keyword)) if on)
     return f"{BEST_LINE_KEY}:{p.best_line}:{p.best_line_depth}:{legs or 'none'}"
+
+
+def line_held_key(p: Pipeline) -> str:
+    """The ``CandidateSet.extra`` key of the lines each candidate chunk of ``p`` holds
+    (``held_rank_matrix``, for ``best_line_order="novel"``): ``line_scores_key`` with the
+    prefix ``best_line_held``."""
+    return BEST_LINE_HELD_KEY + line_scores_key(p)[len(BEST_LINE_KEY) :]
+
+
+def line_held_score_key(p: Pipeline) -> str:
+    """The ``CandidateSet.extra`` key of the scores of the lines ``line_held_key`` names."""
+    return f"{line_held_key(p)}:score"
+
+
+def line_keys(p: Pipeline) -> tuple[str, ...]:
+    """Every ``CandidateSet.extra`` key chunk system ``p`` reads from its line system:
+    none with ``best_line`` off, ``line_scores_key``, and ``line_held_key`` and
+    ``line_held_score_key`` for the ``"novel"`` order."""
+    if not p.best_line:
+        return ()
+    if p.best_line_order == "novel":
+        return (line_scores_key(p), line_held_key(p), line_held_score_key(p))
+    return (line_scores_key(p),)
 
 
 def carried_line_scores(cs: CandidateSet) -> list[str]:
