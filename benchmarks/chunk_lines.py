@@ -46,7 +46,9 @@ Issue 17's fifth round adds the engine's greedy order (``best_line_order="novel"
 best-ranked top line that no chunk placed above holds, so of two overlapping chunks that
 owe their score to one shared line the second no longer takes the next slot with nothing
 new. It is a choice like the others (after the best line alone in simplicity) and won the
-objective; ``memlab-best-chunk`` has used it since.
+objective; ``memlab-best-chunk`` has used it since. Two generalisations are choices too
+(``NOVEL_VARIANTS``, `novel_variant_order`): a placed chunk also covering the lines within
+±1 or ±2 lines of its span, and a chunk's two best new lines, ``s1 + b · s2``.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_lines.py --json chunk_lines.json``
 (13–22 s with the lab's vector caches warm, 2 cores under load; the first run embeds every
@@ -79,6 +81,15 @@ MIX_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
 # A chunk holding two good lines (a multi-hop question's two evidence turns) over one
 # holding one: its second line's score adds with this weight (`second_line_scores`).
 SECOND_LINE_WEIGHTS = (0.25, 0.5)
+# Variants of the new-line order (study only, `novel_variant_order`): (radius, b) — a
+# placed chunk also covers the lines within ±radius of its span, and a chunk's value is
+# its best new line plus b × its second-best new line.
+NOVEL_VARIANTS = {
+    "new lines first + 0.25 × second new line": (0, 0.25),
+    "new lines first + 0.5 × second new line": (0, 0.5),
+    "new lines first, a placed chunk covering ±1 line": (1, 0.0),
+    "new lines first, a placed chunk covering ±2 lines": (2, 0.0),
+}
 LINE_SYSTEMS = (
     "memlab-best",
     "memlab-best, shape rule off",
@@ -190,6 +201,50 @@ def second_line_scores(
     second = np.where(np.isfinite(top[:, 1]), top[:, 1], 0.0) if top.shape[1] > 1 else 0.0
     out[has] = (top[:, 0] + b * second)[has]
     return out
+
+
+def novel_variant_order(
+    chunk_paths: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    line_paths: np.ndarray,
+    line_no: np.ndarray,
+    line_score: np.ndarray,
+    order: np.ndarray,
+    radius: int,
+    b: float,
+) -> np.ndarray:
+    """``order`` (columns, best first) re-ordered greedily by new lines, generalising the
+    engine's ``novel_line_order``: a line is new while no placed chunk holds it or, with
+    ``radius`` > 0, lies within ``radius`` lines of a placed chunk's span in the same file;
+    the next chunk is the remaining one with the highest ``s1 + b · s2`` over its new lines
+    (``s1 ≥ s2`` its two best, shifted by the query's lowest line score as in
+    `second_line_scores`; ``s2`` = 0 with one new line); ties go to the earlier in ``order``;
+    chunks without a new line follow in ``order``. ``radius`` 0 and ``b`` 0 is the engine's
+    rule (tested)."""
+    score = np.asarray(line_score, dtype=np.float64)
+    if len(score) == 0 or not np.isfinite(score).any():
+        return np.asarray(order)
+    shifted = np.where(np.isfinite(score), score - np.nanmin(score), np.nan)
+    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
+    inside &= np.isfinite(shifted)[None, :]
+    covered = np.zeros(len(score), dtype=bool)
+    left, placed = [int(c) for c in order], []
+    while True:
+        best, best_c = -np.inf, None
+        for c in left:
+            new = np.sort(shifted[inside[c] & ~covered])[::-1]
+            if len(new) and (v := new[0] + b * (new[1] if len(new) > 1 else 0.0)) > best:
+                best, best_c = v, c
+        if best_c is None:
+            return np.asarray(placed + left, dtype=np.int64)
+        placed.append(best_c)
+        left.remove(best_c)
+        covered |= (
+            (line_paths == chunk_paths[best_c])
+            & (line_no >= chunk_start[best_c] - radius)
+            & (line_no <= chunk_end[best_c] + radius)
+        )
 
 
 def choose(objective: dict[str, float], simplest_first: tuple[str, ...]) -> str:
@@ -308,6 +363,14 @@ def study(
             two = second_line_scores(paths[i], starts[i], ends[i], lp, ln, ls, b)
             cols.append(order_by(two, base_rank[i], keep[i]))
         out[f"best line + {b} × second line"] = lcc.score(None, METRICS, ranking=ranking_of(cols))
+    for variant, (radius, b) in NOVEL_VARIANTS.items():
+        cols = [
+            novel_variant_order(
+                paths[i], starts[i], ends[i], lp, ln, ls, orders["memlab-best"][i], radius, b
+            )
+            for i, (lp, ln, ls) in enumerate(all_hits["memlab-best"])
+        ]
+        out[variant] = lcc.score(None, METRICS, ranking=ranking_of(cols))
     for a in MIX_WEIGHTS:
         cols = []
         for i in range(len(lcc.qids)):
@@ -385,7 +448,7 @@ def main() -> int:
                 for rows in (out["sets"]["locomo"], out["sets"]["beam"])
             ]
         )
-        for s in [*CHOICES_BY_SIMPLICITY, *mixes]
+        for s in [*CHOICES_BY_SIMPLICITY, *(v for v in NOVEL_VARIANTS if v not in mixes), *mixes]
     }
     chosen = choose(objective, CHOICES_BY_SIMPLICITY)
     out["objective"] = {k: round(float(v), 4) for k, v in objective.items()}

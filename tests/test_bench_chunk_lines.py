@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,13 +25,18 @@ from benchmarks.chunk_lines import (  # noqa: E402
     compare_preset,
     line_system,
     mix_scores,
+    novel_variant_order,
     order_by,
     ranking_of,
     second_line_scores,
     study,
 )
 from memlab.fusion import normalize  # noqa: E402
-from memlab.stages.best_line import best_line_scores  # noqa: E402
+from memlab.stages.best_line import (  # noqa: E402
+    best_line_scores,
+    held_line_ranks,
+    novel_line_order,
+)
 from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
 
 
@@ -240,3 +245,52 @@ def test_the_engine_preset_row_equals_the_studys_best_line_row(
     for m, v in values[STUDY_ROW].items():
         np.testing.assert_array_equal(values[PRESET_ROW][m], v)
         assert check[f"{m} differ"] == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    chunks=st.lists(
+        st.tuples(st.sampled_from("ab"), st.integers(1, 20), st.integers(0, 6)), max_size=10
+    ),
+    lines=st.lists(
+        st.tuples(
+            st.sampled_from("abc"),
+            st.integers(1, 25),
+            st.one_of(st.sampled_from([0.5, 1.0]), st.floats(-3, 3), st.just(float("nan"))),
+        ),
+        max_size=14,
+        unique_by=lambda x: (x[0], x[1]),
+    ),
+    seed=st.integers(0, 1000),
+)
+def test_the_studys_new_line_order_at_radius_0_and_b_0_is_the_engines(chunks, lines, seed) -> None:
+    cp = np.array([c[0] for c in chunks], dtype=object)
+    cs = np.array([c[1] for c in chunks], dtype=np.int64)
+    ce = cs + np.array([c[2] for c in chunks], dtype=np.int64)
+    lp = np.array([x[0] for x in lines], dtype=object)
+    ln = np.array([x[1] for x in lines], dtype=np.int64)
+    ls = np.array([x[2] for x in lines], dtype=np.float64)
+    ranks = held_line_ranks(cp, cs, ce, lp, ln)
+    score = np.append(ls, np.nan)[ranks]
+    holds = (np.isfinite(score) & (ranks >= 0)).any(axis=1)
+    # The engine keeps only the chunks that hold a line (valid first in its order).
+    perm = np.random.default_rng(seed).permutation(len(chunks))
+    order = np.concatenate([perm[holds[perm]], perm[~holds[perm]]]).astype(np.int64)
+    engine = novel_line_order(order[None, :], holds[None, :], ranks[None], score[None])[0]
+    got = novel_variant_order(cp, cs, ce, lp, ln, ls, order, 0, 0.0)
+    assert got.tolist() == engine.tolist()
+
+
+def test_the_new_line_variants_cover_a_radius_and_credit_a_second_line() -> None:
+    # Chunk 0 holds lines 1-3 of a; chunk 1 holds line 5 (0.8), chunk 2 lines 9-10.
+    cp = np.array(["a", "a", "a"], dtype=object)
+    cs, ce = np.array([1, 5, 9]), np.array([3, 5, 10])
+    lp = np.array(["a"] * 5, dtype=object)
+    ln = np.array([2, 5, 9, 10, 3])
+    ls = np.array([1.0, 0.8, 0.7, 0.6, 0.0])  # shifted by the lowest, 0.0
+    order = np.array([0, 1, 2])
+    assert novel_variant_order(cp, cs, ce, lp, ln, ls, order, 0, 0.0).tolist() == [0, 1, 2]
+    # Covering ±2 lines around chunk 0 (1-3 → up to line 5) leaves chunk 1 nothing new.
+    assert novel_variant_order(cp, cs, ce, lp, ln, ls, order, 2, 0.0).tolist() == [0, 2, 1]
+    # Two new lines 0.7 + 0.5 × 0.6 = 1.0 beat chunk 1's one line 0.8.
+    assert novel_variant_order(cp, cs, ce, lp, ln, ls, order, 0, 0.5).tolist() == [0, 2, 1]
