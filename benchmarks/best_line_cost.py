@@ -9,8 +9,10 @@ embedder at 384 dimensions: cost does not depend on meaning):
 - rows and file size of the chunk index and of its line view, and the build time of each
   (the line view's first search builds it);
 - per-query latency (median over the queries, query embedding included, as a tool call
-  pays it) of the preset and of its chunk-as-unit system (``CHUNK_AS_UNIT``), through
-  ``memlab.tools.memory_search``; and the ratio.
+  pays it) of the preset, of its line ranking in the plain best-line order
+  (``best_line_order="max"``: what the preset's new-line order adds) and of its
+  chunk-as-unit system (``CHUNK_AS_UNIT``), through ``memlab.tools.memory_search``; and the
+  ratio of the first to the last.
 
 ``--sizes`` are chunk counts of the chunk index (default 1k,10k; ``--quick`` 1k); each
 size's workspace holds enough notes to make about that many chunks. Indexes go to a
@@ -81,6 +83,8 @@ def measure(n_chunks: int, nq: int, embedder: str = "hashing") -> dict[str, Any]
         queries = query_texts(note_lines(n_notes), nq)
         systems = {
             "memlab-best-chunk": preset("memlab-best-chunk"),
+            # its line ranking without the new-line order (what that order adds)
+            "max order": preset("memlab-best-chunk", best_line_order="max"),
             "chunks as units": chunk_as_unit(),
         }
         lat: dict[str, float] = {}
@@ -102,6 +106,7 @@ def measure(n_chunks: int, nq: int, embedder: str = "hashing") -> dict[str, Any]
             "build_chunks_s": t_chunks,
             "build_lines_s": t_lines,
             "ms_preset": lat["memlab-best-chunk"],
+            "ms_max_order": lat["max order"],
             "ms_chunk_unit": lat["chunks as units"],
             "ratio": lat["memlab-best-chunk"] / lat["chunks as units"],
         }

@@ -43,7 +43,7 @@ JSON's ``preset_vs_study``).
 
 Issue 17's fifth round adds the engine's greedy order (``best_line_order="novel"``,
 ``memlab.stages.best_line.novel_line_order``): the next chunk is the one holding the
-best-ranked top line that no chunk placed above holds, so of two overlapping chunks that
+best-scoring top line that no chunk placed above holds, so of two overlapping chunks that
 owe their score to one shared line the second no longer takes the next slot with nothing
 new. It is a choice like the others (after the best line alone in simplicity) and won the
 objective; ``memlab-best-chunk`` has used it since. Two generalisations are choices too
@@ -218,23 +218,25 @@ def novel_variant_order(
     engine's ``novel_line_order``: a line is new while no placed chunk holds it or, with
     ``radius`` > 0, lies within ``radius`` lines of a placed chunk's span in the same file;
     the next chunk is the remaining one with the highest ``s1 + b · s2`` over its new lines
-    (``s1 ≥ s2`` its two best, shifted by the query's lowest line score as in
-    `second_line_scores`; ``s2`` = 0 with one new line); ties go to the earlier in ``order``;
-    chunks without a new line follow in ``order``. ``radius`` 0 and ``b`` 0 is the engine's
-    rule (tested)."""
+    (``s1 ≥ s2`` its two best; ``s2`` shifted by the query's lowest line score as in
+    `second_line_scores`, so a second line at the cut adds nothing, and 0 with one new
+    line; ``s1`` unshifted, so that ``b`` = 0 compares the scores themselves); ties go to
+    the earlier in ``order``; chunks without a new line follow in ``order``. ``radius`` 0
+    and ``b`` 0 is the engine's rule (tested)."""
     score = np.asarray(line_score, dtype=np.float64)
     if len(score) == 0 or not np.isfinite(score).any():
         return np.asarray(order)
-    shifted = np.where(np.isfinite(score), score - np.nanmin(score), np.nan)
+    low = np.nanmin(score)
     inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
-    inside &= np.isfinite(shifted)[None, :]
+    inside &= np.isfinite(score)[None, :]
     covered = np.zeros(len(score), dtype=bool)
     left, placed = [int(c) for c in order], []
     while True:
         best, best_c = -np.inf, None
         for c in left:
-            new = np.sort(shifted[inside[c] & ~covered])[::-1]
-            if len(new) and (v := new[0] + b * (new[1] if len(new) > 1 else 0.0)) > best:
+            new = np.sort(score[inside[c] & ~covered])[::-1]
+            second = new[1] - low if len(new) > 1 else 0.0
+            if len(new) and (v := new[0] + b * second) > best:
                 best, best_c = v, c
         if best_c is None:
             return np.asarray(placed + left, dtype=np.int64)

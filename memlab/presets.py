@@ -206,8 +206,9 @@ TURN_CONTEXT_OFF: dict[str, Any] = {
 
 
 # memlab-best-chunk's overrides that give its chunk-as-unit ranking (no best-line step):
-# the preset before the line ranking, kept for the studies and as the tie-break.
-CHUNK_AS_UNIT: dict[str, Any] = {"best_line": "", "min_score": 0.0}
+# the preset before the line ranking, kept for the studies and as the tie-break. The order
+# is reset too, so its settings do not show a line order it cannot use.
+CHUNK_AS_UNIT: dict[str, Any] = {"best_line": "", "best_line_order": "max", "min_score": 0.0}
 
 
 def memlab_best_chunk(**overrides: Any) -> Pipeline:

@@ -22,5 +22,5 @@ def test_measure_reports_both_indexes_and_both_systems(
     assert 10 <= row["chunks"] <= 40
     assert row["lines"] == 20 * best_line_cost.NOTES_PER_CHUNK
     assert row["line_view_mb"] > 0 and row["chunk_index_mb"] > 0
-    assert row["ms_preset"] > 0 and row["ms_chunk_unit"] > 0
+    assert row["ms_preset"] > 0 and row["ms_chunk_unit"] > 0 and row["ms_max_order"] > 0
     assert row["ratio"] == pytest.approx(row["ms_preset"] / row["ms_chunk_unit"])

@@ -34,7 +34,7 @@ from benchmarks.chunk_lines import (  # noqa: E402
 from memlab.fusion import normalize  # noqa: E402
 from memlab.stages.best_line import (  # noqa: E402
     best_line_scores,
-    held_line_ranks,
+    held_line_codes,
     novel_line_order,
 )
 from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
@@ -270,15 +270,28 @@ def test_the_studys_new_line_order_at_radius_0_and_b_0_is_the_engines(chunks, li
     lp = np.array([x[0] for x in lines], dtype=object)
     ln = np.array([x[1] for x in lines], dtype=np.int64)
     ls = np.array([x[2] for x in lines], dtype=np.float64)
-    ranks = held_line_ranks(cp, cs, ce, lp, ln)
-    score = np.append(ls, np.nan)[ranks]
-    holds = (np.isfinite(score) & (ranks >= 0)).any(axis=1)
+    depth = max(1, len(lines))
+    codes = held_line_codes(cp, cs, ce, lp, ln, ls, depth)
+    holds = (codes >= 0).any(axis=1)
     # The engine keeps only the chunks that hold a line (valid first in its order).
     perm = np.random.default_rng(seed).permutation(len(chunks))
     order = np.concatenate([perm[holds[perm]], perm[~holds[perm]]]).astype(np.int64)
-    engine = novel_line_order(order[None, :], holds[None, :], ranks[None], score[None])[0]
+    engine = novel_line_order(order[None, :], holds[None, :], codes[None], depth)[0]
     got = novel_variant_order(cp, cs, ce, lp, ln, ls, order, 0, 0.0)
     assert got.tolist() == engine.tolist()
+
+
+def test_the_new_line_order_compares_raw_scores_not_shifted_ones() -> None:
+    # 1e-17 above 0.0 is lost when both are shifted by the lowest score (-3.0).
+    cp = np.array(["a", "a", "a"], dtype=object)
+    cs, ce = np.array([1, 5, 9]), np.array([1, 5, 9])
+    lp, ln = cp.copy(), np.array([1, 5, 9])
+    ls = np.array([0.0, 1e-17, -3.0])
+    codes = held_line_codes(cp, cs, ce, lp, ln, ls, 3)
+    order = np.array([0, 1, 2])
+    engine = novel_line_order(order[None, :], np.ones((1, 3), bool), codes[None], 3)[0]
+    assert engine.tolist() == [1, 0, 2]
+    assert novel_variant_order(cp, cs, ce, lp, ln, ls, order, 0, 0.0).tolist() == [1, 0, 2]
 
 
 def test_the_new_line_variants_cover_a_radius_and_credit_a_second_line() -> None:

@@ -25,6 +25,7 @@ from memlab.pipeline import Pipeline, explain
 from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk, preset
 from memlab.stages.best_line import (
     best_line_scores,
+    held_line_codes,
     held_line_ranks,
     line_held_key,
     line_keys,
@@ -116,16 +117,37 @@ def test_novel_line_order_is_the_greedy_new_line_rule(n, n_valid, lines, seed) -
         if c < n:
             s = score_of.setdefault(line, s)  # one line, one score
             held[c][line] = s
+    # The codes by hand: tier = dense rank of the score (0 = highest), line = its id.
+    depth = 12
+    tiers = {v: t for t, v in enumerate(sorted(set(score_of.values()), reverse=True))}
     k = max([len(h) for h in held.values()] + [1])
-    ranks = np.full((1, n, k), -1, dtype=np.int64)
-    scores = np.full((1, n, k), np.nan)
+    codes = np.full((1, n, k), -1, dtype=np.int64)
     for c, h in held.items():
-        for j, (line, s) in enumerate(sorted(h.items())):
-            ranks[0, c, j], scores[0, c, j] = line, s
-    got = novel_line_order(order[None, :], valid[None, :], ranks, scores)[0]
+        for j, code in enumerate(sorted(tiers[s] * depth + line for line, s in h.items())):
+            codes[0, c, j] = code
+    got = novel_line_order(order[None, :], valid[None, :], codes, depth)[0]
     want = greedy_by_hand(order[:n_valid].tolist(), {c: held[c] for c in order[:n_valid]})
     assert got[:n_valid].tolist() == want
     assert got[n_valid:].tolist() == order[n_valid:].tolist()  # invalid columns stay put
+
+
+def test_held_line_codes_order_by_score_tier_then_line() -> None:
+    paths = np.array(["a", "a"], dtype=object)
+    # lines: a:2 (0.5), a:4 (0.9), a:5 (0.5), a:6 (NaN: left out), b:1 (0.9)
+    got = held_line_codes(
+        paths,
+        np.array([1, 4]),
+        np.array([4, 9]),
+        np.array(["a", "a", "a", "a", "b"], dtype=object),
+        np.array([2, 4, 5, 6, 1]),
+        np.array([0.5, 0.9, 0.5, np.nan, 0.9]),
+        depth=10,
+    )
+    # tiers: 0.9 -> 0, 0.5 -> 1; code = tier * 10 + position
+    assert got.tolist() == [[1, 10], [1, 12]]
+    assert (got % 10).tolist() == [[1, 0], [1, 2]]  # the lines each chunk holds
+    with pytest.raises(ValueError, match="5 top lines for a depth of 4"):
+        held_line_codes(paths, np.ones(2), np.ones(2), paths[:0], np.zeros(0), np.ones(5), 4)
 
 
 def test_held_line_ranks_lists_each_chunks_lines_in_list_order() -> None:
@@ -310,20 +332,26 @@ def test_merged_candidate_sets_keep_each_groups_held_lines(
         indexes.append(idx)
         alone.append(p.run(cs)[["qid", "path", "start_line", "score"]])
     assert len(parts) > 1
-    # One group's arrays one slot wider (an unused slot: the same lines), so the merge
+    # One group's codes one slot wider (an unused slot: the same lines), so the merge
     # must pad the others' K.
     wide = parts[0][1].extra
-    for key, pad in zip(line_keys(p)[1:], (-1, np.nan), strict=True):
-        wide[key] = np.concatenate([wide[key], np.full((*wide[key].shape[:2], 1), pad)], axis=2)
-        wide[key] = wide[key].astype(parts[1][1].extra[key].dtype)
-    assert len({cs.extra[line_held_key(p)].shape[2] for _, cs, _ in parts}) > 1
+    key = line_held_key(p)
+    wide[key] = np.concatenate(
+        [wide[key], np.full((*wide[key].shape[:2], 1), -1, wide[key].dtype)], axis=2
+    )
+    assert len({cs.extra[key].shape[2] for _, cs, _ in parts}) > 1
     merged = merge_candidate_sets(parts, indexes, len(q))
+    got = merged.extra[key]
+    assert got.shape[2] == max(cs.extra[key].shape[2] for _, cs, _ in parts)
     for _, cs, rows in parts:
-        for key in line_keys(p)[1:]:
-            got = merged.extra[key][rows, : cs.width]
-            k = cs.extra[key].shape[2]
-            np.testing.assert_array_equal(got[..., :k], cs.extra[key])
-            assert (got[..., k:] == -1).all() or np.isnan(got[..., k:]).all()
+        k = cs.extra[key].shape[2]
+        np.testing.assert_array_equal(got[rows, : cs.width, :k], cs.extra[key])
+        assert (got[rows, : cs.width, k:] == -1).all()  # K padding
+        assert (got[rows, cs.width :] == -1).all()  # width padding
+    # A part without the held lines cannot be merged: its chunks would read the padding.
+    del parts[1][1].extra[key]
+    with pytest.raises(ValueError, match=r"the parts carry different CandidateSet\.extra keys"):
+        merge_candidate_sets(parts, indexes, len(q))
     want = pd.concat(alone).set_index("qid").loc[q["qid"]].reset_index()
     got = p.run(merged)[["qid", "path", "start_line", "score"]]
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
@@ -410,6 +438,17 @@ def test_explain_names_the_chunks_without_a_top_line(workspace: Path) -> None:
     assert (returned["score"] == returned["best_line"]).all()
 
 
+def test_explain_says_the_order_is_by_new_lines() -> None:
+    from memlab.pipeline.explain import explain_formula
+
+    tail = "placed by new lines: next, the chunk whose best top line no chunk above holds"
+    assert tail in explain_formula(memlab_best_chunk(), "hybrid")
+    assert "new lines" not in explain_formula(memlab_best_chunk(best_line_order="max"), "hybrid")
+    assert explain_formula(memlab_best_chunk(), "hybrid").startswith(
+        "fused = 0.300·vector_norm + 0.700·text_norm; score = best_line (ties by fused"
+    )
+
+
 @pytest.fixture
 def synth_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A chunk-level lab over a small generated dataset (hashing embedder, private cache)."""
@@ -447,6 +486,27 @@ def test_the_lab_ranks_like_the_engine(synth_lab) -> None:
         p.name: "memlab-best",
         "bm25": None,
     }
+
+
+def test_a_saved_run_keeps_the_new_line_order_for_tools_that_sort_by_score(
+    synth_lab, tmp_path: Path
+) -> None:
+    from memlab.eval.experiment import run_experiment
+
+    p = memlab_best_chunk(max_results=10)
+    res = run_experiment([p, preset("bm25")], synth_lab, ["recall@6"], keep_runs=True)
+    runs = pd.read_csv(
+        res.save(tmp_path / "exp") / "runs.trec",
+        sep=" ",
+        names=["qid", "q0", "docno", "rank", "score", "system"],
+    )
+    mine = runs[runs["system"] == p.name]
+    # trec_eval and ranx sort by score: 1/rank keeps the greedy order
+    assert np.allclose(mine["score"], 1.0 / mine["rank"], atol=1e-6)
+    assert len(mine) > 0 and "novel_lines" in p.active_stages()
+    bm = runs[runs["system"] == "bm25"]["score"].to_numpy()
+    want = res.runs[res.runs["system"] == "bm25"]["score"].to_numpy()
+    np.testing.assert_allclose(bm, want, atol=1e-6)  # a system that does not re-order
 
 
 def test_a_sweep_over_the_line_depth_scores_each_depth_with_its_own_lines(synth_lab) -> None:
@@ -526,7 +586,7 @@ def test_a_sweep_on_one_candidate_set_refuses_several_line_settings(synth_lab) -
     # One other setting alone is refused too: the set's scores were made for depth 100,
     # and ranking depth 1 by them would report depth 100's figures under depth 1's name.
     shallow = base.replace(best_line_depth=1)
-    with pytest.raises(ValueError, match=r"no line scores for best_line:memlab-best:1:"):
+    with pytest.raises(ValueError, match=r"no line arrays for best_line:memlab-best:1:"):
         sweep(lc, base, {"best_line_depth": [1]}, ["recall@10"], pinned=True)
     with pytest.raises(ValueError, match=r"carry best_line:memlab-best:100:vector\+keyword"):
         shallow.rank(lc.cs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -246,7 +246,9 @@ class ExperimentResult:
         (folder / "experiment.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
         self.per_query.to_csv(folder / "per_query.csv", index=False)
         if self.runs is not None:
-            write_trec_run(self.runs, folder / "runs.trec")
+            reorder = {"mmr", "novel_lines"}  # steps that re-order after scoring
+            by_rank = {s.name for s in self.systems if reorder & set(s.active_stages())}
+            write_trec_run(self.runs, folder / "runs.trec", rank_scored=by_rank)
         return folder
 
 
@@ -254,11 +256,20 @@ def _f(x: Any) -> float | None:
     return None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
 
 
-def write_trec_run(runs: pd.DataFrame, path: str | Path) -> None:
-    """TREC run format: ``qid Q0 docno rank score system`` (rank 1-based)."""
+def write_trec_run(
+    runs: pd.DataFrame, path: str | Path, *, rank_scored: Collection[str] = ()
+) -> None:
+    """TREC run format: ``qid Q0 docno rank score system`` (rank 1-based).
+
+    Tools that read a run (trec_eval, ranx) sort each query's list by its score column. A
+    system in ``rank_scored`` re-orders its list after scoring (MMR, ``best_line_order=
+    "novel"``), so its own scores need not fall down the list and would be re-sorted:
+    for it the score written is 1 / rank, which keeps memlab's order."""
     with Path(path).open("w") as fh:
         for r in runs.itertuples(index=False):
-            fh.write(f"{r.qid} Q0 {r.docno} {int(r.rank) + 1} {float(r.score):.6f} {r.system}\n")
+            rank = int(r.rank) + 1
+            score = 1.0 / rank if r.system in rank_scored else float(r.score)
+            fh.write(f"{r.qid} Q0 {r.docno} {rank} {score:.6f} {r.system}\n")
 
 
 def run_experiment(

@@ -124,8 +124,12 @@ def merge_candidate_sets(
             qids[r] = qid
             queries[r] = query
     # Arrays of a candidate generation beyond the legs (CandidateSet.extra): [Q, C] ones
-    # zero-padded; [Q, C, K] ones (the lines a chunk holds, their scores) padded to the largest
-    # K with −1 (integers) or NaN (floats).
+    # zero-padded; [Q, C, K] ones (the lines each chunk holds) padded to the largest K
+    # with −1. Every part must carry the same keys: a part without one would read the
+    # padding as its values (a line score of 0 on every chunk).
+    keys = [sorted(cs.extra) for _, cs, _ in parts]
+    if any(k != keys[0] for k in keys):
+        raise ValueError(f"the parts carry different CandidateSet.extra keys: {keys}")
     extra: dict[str, np.ndarray] = {}
     for _, cs, rows in parts:
         for key, arr in cs.extra.items():
@@ -133,18 +137,12 @@ def merge_candidate_sets(
                 if arr.ndim == 2:
                     extra[key] = np.zeros((n_queries, width), dtype=arr.dtype)
                 else:
-                    k = max(c.extra[key].shape[2] for _, c, _ in parts if key in c.extra)
-                    pad = np.nan if arr.dtype.kind == "f" else -1
-                    extra[key] = np.full((n_queries, width, k), pad, dtype=arr.dtype)
-            extra[key][np.asarray(rows), : cs.width, ...] = (
-                arr
-                if arr.ndim == 2
-                else np.pad(
-                    arr,
-                    ((0, 0), (0, 0), (0, extra[key].shape[2] - arr.shape[2])),
-                    constant_values=np.nan if arr.dtype.kind == "f" else -1,
-                )
-            )
+                    k = max(c.extra[key].shape[2] for _, c, _ in parts)
+                    extra[key] = np.full((n_queries, width, k), -1, dtype=arr.dtype)
+            if arr.ndim == 2:
+                extra[key][np.asarray(rows), : cs.width] = arr
+            else:
+                extra[key][np.asarray(rows), : cs.width, : arr.shape[2]] = arr
     table = merge_tables(tables)
     merged = CandidateSet(
         qids=qids,

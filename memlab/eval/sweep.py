@@ -416,7 +416,7 @@ def sweep(
         if missing:
             carried = carried_line_scores(lc.cs)
             raise ValueError(
-                f"these LabCandidates carry no line scores for {', '.join(missing)} (they "
+                f"these LabCandidates carry no line arrays for {', '.join(missing)} (they "
                 f"carry {', '.join(carried) if carried else 'none'}): sweep on a Lab, which "
                 "attaches each setting's line scores"
             )

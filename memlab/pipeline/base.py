@@ -53,7 +53,6 @@ from memlab.stages.best_line import (
     check_best_line_pipeline,
     line_arrays,
     line_held_key,
-    line_held_score_key,
     line_system_factory,
     novel_line_order,
 )
@@ -514,8 +513,9 @@ class Pipeline:
                 order = np.argsort(key, axis=1, kind="stable")
         if mmr_on and not (current and self.mmr == "openclaw-current"):
             order = mmr_order(self, cs, order, valid, final)
-        if "novel_lines" in self.active_stages(mode):
-            order = novel_line_order(order, valid, *self.held_lines(cs))
+        novel = "novel_lines" in self.active_stages(mode)
+        if novel:
+            order = novel_line_order(order, valid, self.held_lines(cs), self.best_line_depth)
         mmr_pos = np.full((nq, width), -1, dtype=np.int64)
         np.put_along_axis(mmr_pos, order, np.broadcast_to(np.arange(width), (nq, width)), axis=1)
         mmr_pos = np.where(valid, mmr_pos, -1)
@@ -535,18 +535,18 @@ class Pipeline:
             relaxed_threshold=thr,
             fill_keyword_only=hybrid and self.fill_keyword_only,
             top_up=mode == "keyword",
-            order=order if mmr_on or current or "tie_break" in st else None,
+            order=order if mmr_on or current or "tie_break" in st or novel else None,
             fill_mask=has_t & ~st["has_vec"] if current else None,
         )
         return Ranking(columns=cols, scores=scores, stage=st, selected_by=sel, mode=mode)
 
-    def held_lines(self, cs: CandidateSet) -> tuple[np.ndarray, np.ndarray]:
-        """[Q, C, K] the top lines each candidate chunk holds and [Q, C, K] their scores, as
-        ``Pipeline.retrieve`` or the lab put them in ``cs.extra`` (``line_held_key``,
-        ``line_held_score_key``) for the ``"novel"`` order; ValueError naming the line
-        settings ``cs`` carries when they are not there."""
-        key, score_key = line_held_key(self), line_held_score_key(self)
-        if key not in cs.extra or score_key not in cs.extra:
+    def held_lines(self, cs: CandidateSet) -> np.ndarray:
+        """[Q, C, K] the top lines each candidate chunk holds (``held_line_matrix``), as
+        ``Pipeline.retrieve`` or the lab put them in ``cs.extra[line_held_key(self)]`` for the
+        ``"novel"`` order; ValueError naming the line arrays ``cs`` carries when they are
+        not there."""
+        key = line_held_key(self)
+        if key not in cs.extra:
             carried = carried_line_scores(cs)
             have = f"these candidates carry {', '.join(carried)}" if carried else "none is there"
             raise ValueError(
@@ -554,7 +554,7 @@ class Pipeline:
                 f"CandidateSet.extra[{key!r}] and {have}: retrieve with this system's "
                 "Pipeline.retrieve (or the lab), which puts them there"
             )
-        return cs.extra[key], cs.extra[score_key]
+        return cs.extra[key]
 
     def run(self, cs: CandidateSet, *, with_text: bool = False) -> pd.DataFrame:
         """Results as a DataFrame: ``qid, docno, score, rank`` plus every component.

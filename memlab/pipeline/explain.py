@@ -162,7 +162,8 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
     0.700·vector_norm + 0.300·text_norm; score = fused × decay"`` (``+ neighbor`` for a
     system with a context term; a registered stage adds its ``× col`` or ``+ col``, in
     stage order, after parentheses where needed; ``other`` is what the fusion adds beyond
-    the two terms: RRF's top-rank bonus, the keyword-only boost)."""
+    the two terms: RRF's top-rank bonus, the keyword-only boost). A re-ordering that keeps
+    the scores (``novel_lines``) is named after the formula."""
     wv, wt = explain_weights(pipeline)
     if mode == "keyword":
         fused = "fused = text_norm" + (
@@ -196,6 +197,11 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
         tiers = (
             "; exact-path tiers lead: score = project, ranked by rank_score ="
             " (1 + clamp(fused, 0, 1))/2 × the multipliers"
+        )
+    if "novel_lines" in pipeline.active_stages(mode):  # re-orders, keeps the scores
+        tiers += (
+            "; placed by new lines: next, the chunk whose best top line no chunk above"
+            " holds scores highest"
         )
     return f"{fused}; score = {expr}{tiers}"
 

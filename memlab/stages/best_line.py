@@ -22,13 +22,13 @@ and the lab's candidates fill it, so the stage itself reads no index. Studied in
 
 ``best_line_order`` (``memlab.vocab.BEST_LINE_ORDERS``) says how the chunks are then
 ordered. ``"max"``: by that score. ``"novel"``: greedily by the best line a chunk adds,
-``novel_line_order`` — the next chunk is the one holding the best-ranked top line that no
+``novel_line_order`` — the next chunk is the one holding the best-scoring top line that no
 chunk above it holds, so a chunk that overlaps the one above and owes its score to their
-shared line no longer takes the next slot with nothing new (ties: the ``"max"`` order; a
-chunk whose top lines are all held above comes after every chunk that adds one). Scores
-stay the chunks' best-line scores, as MMR keeps its input scores. It reads the lines each
-chunk holds, and their scores, from ``CandidateSet.extra`` (``line_held_key``,
-``line_held_score_key``; ``held_rank_matrix``).
+shared line no longer takes the next slot with nothing new (equal scores: the ``"max"``
+order; a chunk whose top lines are all held above comes after every chunk that adds one).
+Scores stay the chunks' best-line scores, as MMR keeps its input scores. It reads the lines
+each chunk holds from ``CandidateSet.extra[line_held_key(p)]`` (``held_line_matrix``: one
+integer per held line, coding the line and its score's place).
 Engine layer.
 """
 
@@ -57,12 +57,12 @@ __all__ = [
     "carried_line_scores",
     "check_best_line",
     "check_best_line_pipeline",
+    "held_line_codes",
+    "held_line_matrix",
     "held_line_ranks",
     "held_lines",
-    "held_rank_matrix",
     "line_arrays",
     "line_held_key",
-    "line_held_score_key",
     "line_hits",
     "line_keys",
     "line_score_matrix",
@@ -263,39 +263,69 @@ def held_line_ranks(
     the most lines one chunk holds (at least 1, so a query with no lines gives [C, 1] of
     −1)."""
     inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
-    counts = inside.sum(axis=1) if inside.size else np.zeros(len(chunk_paths), dtype=np.int64)
-    out = np.full((len(chunk_paths), max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
-    rows, cols = np.nonzero(inside)  # row-major: each row's columns ascending
+    return _packed_rows(inside, np.arange(inside.shape[1], dtype=np.int64))
+
+
+def _packed_rows(inside: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """[C, K]: each row's ``code`` values where ``inside``, ascending, padded with −1."""
+    counts = inside.sum(axis=1) if inside.size else np.zeros(inside.shape[0], dtype=np.int64)
+    out = np.full((inside.shape[0], max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
+    rows, cols = np.nonzero(inside)
+    vals = code[cols]
+    order = np.lexsort((vals, rows))  # by row, then code
     slot = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    out[rows, slot] = cols
+    out[rows[order], slot] = vals[order]
     return out
 
 
-def held_rank_matrix(cs: CandidateSet, hits: Sequence[LineHits]) -> tuple[np.ndarray, np.ndarray]:
-    """[Q, C, K] ``held_line_ranks`` of every candidate chunk of ``cs`` against ``hits[q]``
-    (rows follow ``cs.qids``; −1 for padding columns and unused slots; K the largest over
-    the queries), and [Q, C, K] those lines' scores (NaN where the rank is −1)."""
+def held_line_codes(
+    chunk_paths: np.ndarray,
+    chunk_start: np.ndarray,
+    chunk_end: np.ndarray,
+    line_paths: np.ndarray,
+    line_no: np.ndarray,
+    line_score: np.ndarray,
+    depth: int,
+) -> np.ndarray:
+    """[C, K] int64: for each chunk, one code per top line it holds (``held_lines``),
+    ``tier · depth + position``, ascending, padded with −1: ``position`` is the line's place
+    in the query's list (so ``code % depth`` names the line) and ``tier`` the dense rank of
+    its score among the list's scores, 0 for the highest (so ``code // depth`` orders by
+    score, equal scores equal). A line with a NaN score is left out. ``depth`` must exceed
+    every position (the line system's ``best_line_depth``; ValueError otherwise); K is the
+    most lines one chunk holds, at least 1."""
+    score = np.asarray(line_score, dtype=np.float64)
+    if len(score) > depth:
+        raise ValueError(f"{len(score)} top lines for a depth of {depth}")
+    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
+    finite = np.isfinite(score)
+    tier = np.zeros(len(score), dtype=np.int64)
+    tier[finite] = np.unique(-score[finite], return_inverse=True)[1]
+    code = tier * depth + np.arange(len(score), dtype=np.int64)
+    return _packed_rows(inside & finite[None, :], code)
+
+
+def held_line_matrix(cs: CandidateSet, hits: Sequence[LineHits], depth: int) -> np.ndarray:
+    """[Q, C, K] ``held_line_codes`` of every candidate chunk of ``cs`` against ``hits[q]``
+    (rows follow ``cs.qids``), −1 for padding columns and unused slots; K the largest over
+    the queries; int32 when every code fits (``depth``² < 2³¹), else int64."""
     if len(hits) != len(cs.qids):
         raise ValueError(f"{len(hits)} queries of line hits for {len(cs.qids)} queries of chunks")
     t = cs.table
     per: list[tuple[np.ndarray, np.ndarray]] = []
-    for i, (paths, lines, _scores) in enumerate(hits):
+    for i, (paths, lines, scores) in enumerate(hits):
         cols = np.nonzero(cs.pos[i] >= 0)[0]
         pos = cs.pos[i, cols]
-        per.append(
-            (
-                cols,
-                held_line_ranks(t.paths[pos], t.start_lines[pos], t.end_lines[pos], paths, lines),
-            )
+        codes = held_line_codes(
+            t.paths[pos], t.start_lines[pos], t.end_lines[pos], paths, lines, scores, depth
         )
-    k = max((r.shape[1] for _, r in per), default=1)
-    out = np.full((*cs.pos.shape, k), -1, dtype=np.int64)
-    score = np.full(out.shape, np.nan)
-    for i, (cols, r) in enumerate(per):
-        out[i, cols, : r.shape[1]] = r
-        line_score = np.append(np.asarray(hits[i][2], dtype=np.float64), np.nan)
-        score[i, cols, : r.shape[1]] = line_score[r]  # −1 reads the appended NaN
-    return out, score
+        per.append((cols, codes))
+    k = max((c.shape[1] for _, c in per), default=1)
+    dtype = np.int32 if depth * depth < 2**31 else np.int64
+    out = np.full((*cs.pos.shape, k), -1, dtype=dtype)
+    for i, (cols, codes) in enumerate(per):
+        out[i, cols, : codes.shape[1]] = codes
+    return out
 
 
 def line_arrays(
@@ -305,55 +335,59 @@ def line_arrays(
     ``line_system`` ranks ``line_cs`` (the same queries over the line view, rows in ``cs``'s
     order), its top lines are ``line_hits``, and each candidate chunk of ``cs`` gets its best
     line's score under ``line_scores_key(p)`` (``line_score_matrix``) and, for the
-    ``"novel"`` order, the lines it holds and their scores under ``line_held_key(p)`` and
-    ``line_held_score_key(p)`` (``held_rank_matrix``).
+    ``"novel"`` order, the lines it holds under ``line_held_key(p)``
+    (``held_line_matrix``).
     The one mapping from a line ranking to chunks: ``Pipeline.retrieve`` and the lab both
     call it."""
     hits = line_hits(line_cs, line_system.rank(line_cs))
     out = {line_scores_key(p): line_score_matrix(cs, hits)}
     if p.best_line_order == "novel":
-        out[line_held_key(p)], out[line_held_score_key(p)] = held_rank_matrix(cs, hits)
+        out[line_held_key(p)] = held_line_matrix(cs, hits, p.best_line_depth)
     return out
 
 
 def novel_line_order(
-    order: np.ndarray, valid: np.ndarray, held: np.ndarray, held_score: np.ndarray
+    order: np.ndarray, valid: np.ndarray, held: np.ndarray, depth: int
 ) -> np.ndarray:
     """``order`` [Q, C] (each query's valid columns first, best first) re-ordered greedily
-    by new lines. ``held`` [Q, C, K] names the top lines each column holds (their positions
-    in the query's line list, −1 = none; ``held_rank_matrix``), ``held_score`` their scores.
-    Step by step the next column is the remaining valid one whose best line not held by any
-    column already placed scores highest; equal scores go to the column earlier in
-    ``order`` (so the result does not depend on how equal lines were listed). When no
-    remaining column holds a new line the rest follow in ``order``; invalid columns keep
-    their places after the valid ones. Columns that share no line keep the order of their
-    best lines' scores."""
+    by new lines. ``held`` [Q, C, K] codes the top lines each column holds
+    (``held_line_codes`` with this ``depth``: ``code % depth`` names the line, ``code //
+    depth`` is its score's tier, 0 = the highest; −1 = none), each row ascending. Step by
+    step the next column is the remaining valid one whose best line not held by any column
+    already placed has the highest score (lowest tier); equal scores go to the column
+    earlier in ``order``, so the result does not depend on how equal lines were listed.
+    When no remaining column holds a new line the rest follow in ``order``; invalid
+    columns keep their places after the valid ones. Columns that share no line keep the
+    order of their best lines' scores. Cost per query: at most one step per top line, each
+    O(n · K) for its n valid columns."""
     out = order.copy()
     for q in range(order.shape[0]):
         n = int(valid[q].sum())
         if n <= 1:
             continue
         cols = order[q, :n]
-        ranks, score = held[q, cols], held_score[q, cols]
-        hmax = int(ranks.max(initial=-1))
-        if hmax < 0:
+        codes = held[q, cols].astype(np.int64)
+        if codes.max(initial=-1) < 0:
             continue
-        # Unused slots point at an extra, always-covered line so they never count as new.
-        r = np.where(ranks >= 0, ranks, hmax + 1)
-        covered = np.zeros(hmax + 2, dtype=bool)
-        covered[hmax + 1] = True
+        # Unused slots point at line ``depth``, always covered, so they never count as new.
+        line = np.where(codes >= 0, codes % depth, depth)
+        tier = np.where(codes >= 0, codes // depth, np.iinfo(np.int64).max)
+        covered = np.zeros(depth + 1, dtype=bool)
+        covered[depth] = True
         left = np.ones(n, dtype=bool)
         placed: list[int] = []
+        rows = np.arange(n)
         while True:
-            new = ~covered[r] & np.isfinite(score)
-            best = np.max(np.where(new, score, -np.inf), axis=1, initial=-np.inf)
-            best[~left] = -np.inf
-            i = int(best.argmax())  # the first of the highest: the earlier in ``order``
-            if best[i] == -np.inf:
+            new = ~covered[line]
+            # Slots ascend by tier, so a row's first new slot is its best new line.
+            best = np.where(new.any(axis=1) & left, tier[rows, new.argmax(axis=1)], -1)
+            best = np.where(best >= 0, best, np.iinfo(np.int64).max)
+            i = int(best.argmin())  # the first of the lowest tier: the earlier in ``order``
+            if best[i] == np.iinfo(np.int64).max:
                 break
             placed.append(i)
             left[i] = False
-            covered[r[i]] = True
+            covered[line[i]] = True
         rest = np.nonzero(left)[0].tolist()
         out[q, :n] = cols[np.asarray(placed + rest, dtype=np.int64)]
     return out
@@ -379,25 +413,22 @@ def line_held_key(p: Pipeline) -> str:
     return BEST_LINE_HELD_KEY + line_scores_key(p)[len(BEST_LINE_KEY) :]
 
 
-def line_held_score_key(p: Pipeline) -> str:
-    """The ``CandidateSet.extra`` key of the scores of the lines ``line_held_key`` names."""
-    return f"{line_held_key(p)}:score"
-
-
 def line_keys(p: Pipeline) -> tuple[str, ...]:
     """Every ``CandidateSet.extra`` key chunk system ``p`` reads from its line system:
-    none with ``best_line`` off, ``line_scores_key``, and ``line_held_key`` and
-    ``line_held_score_key`` for the ``"novel"`` order."""
+    none with ``best_line`` off, ``line_scores_key``, and ``line_held_key`` for the
+    ``"novel"`` order."""
     if not p.best_line:
         return ()
     if p.best_line_order == "novel":
-        return (line_scores_key(p), line_held_key(p), line_held_score_key(p))
+        return (line_scores_key(p), line_held_key(p))
     return (line_scores_key(p),)
 
 
 def carried_line_scores(cs: CandidateSet) -> list[str]:
-    """The ``line_scores_key`` keys of the line scores ``cs`` carries, sorted."""
-    return sorted(k for k in cs.extra if k.startswith(f"{BEST_LINE_KEY}:"))
+    """The keys of the line arrays ``cs`` carries (``line_scores_key``, ``line_held_key``),
+    sorted."""
+    prefixes = (f"{BEST_LINE_KEY}:", f"{BEST_LINE_HELD_KEY}:")
+    return sorted(k for k in cs.extra if k.startswith(prefixes))
 
 
 def best_line_stage(
