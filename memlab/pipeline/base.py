@@ -49,7 +49,7 @@ from memlab.stages import (
     stage_param_defaults,
 )
 from memlab.stages.best_line import (
-    carried_line_scores,
+    carried_line_array,
     check_best_line_pipeline,
     line_arrays,
     line_held_key,
@@ -545,16 +545,9 @@ class Pipeline:
         ``Pipeline.retrieve`` or the lab put them in ``cs.extra[line_held_key(self)]`` for the
         ``"novel"`` order; ValueError naming the line arrays ``cs`` carries when they are
         not there."""
-        key = line_held_key(self)
-        if key not in cs.extra:
-            carried = carried_line_scores(cs)
-            have = f"these candidates carry {', '.join(carried)}" if carried else "none is there"
-            raise ValueError(
-                f"best_line_order='novel' needs the lines each chunk holds in "
-                f"CandidateSet.extra[{key!r}] and {have}: retrieve with this system's "
-                "Pipeline.retrieve (or the lab), which puts them there"
-            )
-        return cs.extra[key]
+        return carried_line_array(
+            cs, line_held_key(self), "best_line_order='novel' needs the lines each chunk holds"
+        )
 
     def run(self, cs: CandidateSet, *, with_text: bool = False) -> pd.DataFrame:
         """Results as a DataFrame: ``qid, docno, score, rank`` plus every component.

@@ -54,6 +54,7 @@ __all__ = [
     "best_line_active",
     "best_line_scores",
     "best_line_stage",
+    "carried_line_array",
     "carried_line_scores",
     "check_best_line",
     "check_best_line_pipeline",
@@ -424,6 +425,20 @@ def line_keys(p: Pipeline) -> tuple[str, ...]:
     return (line_scores_key(p),)
 
 
+def carried_line_array(cs: CandidateSet, key: str, needs: str) -> np.ndarray:
+    """``cs.extra[key]``, a line array a chunk system reads (``line_keys``); when ``cs`` does
+    not carry it, a ValueError: ``needs``, the key, the line arrays ``cs`` does carry
+    (``carried_line_scores``) and where they come from."""
+    if key not in cs.extra:
+        carried = carried_line_scores(cs)
+        have = f"these candidates carry {', '.join(carried)}" if carried else "none is there"
+        raise ValueError(
+            f"{needs} in CandidateSet.extra[{key!r}] and {have}: retrieve with this system's "
+            "Pipeline.retrieve (or the lab), which runs its line system on the index's lines"
+        )
+    return cs.extra[key]
+
+
 def carried_line_scores(cs: CandidateSet) -> list[str]:
     """The keys of the line arrays ``cs`` carries (``line_scores_key``, ``line_held_key``),
     sorted."""
@@ -439,16 +454,9 @@ def best_line_stage(
     ``final``), read by ``Pipeline.rank`` to order equal line scores. The scores are read
     from ``cs.extra[line_scores_key(p)]``; ValueError when ``cs`` carries none for ``p``'s
     line setting (naming the settings it does carry)."""
-    key = line_scores_key(p)
-    if key not in cs.extra:
-        carried = carried_line_scores(cs)
-        have = f"these candidates carry {', '.join(carried)}" if carried else "none is there"
-        raise ValueError(
-            f"best_line={p.best_line!r} needs its line scores in CandidateSet.extra"
-            f"[{key!r}] and {have}: retrieve with this system's Pipeline.retrieve (or "
-            "the lab), which runs its line system on the index's lines"
-        )
-    line = cs.extra[key]
+    line = carried_line_array(
+        cs, line_scores_key(p), f"best_line={p.best_line!r} needs its line scores"
+    )
     valid = st["valid"] & np.isfinite(line)
     before = np.nan_to_num(st["final"], nan=-np.inf)
     return {
