@@ -11,8 +11,8 @@ embedder at 384 dimensions: cost does not depend on meaning):
 - per-query latency (median over the queries, query embedding included, as a tool call
   pays it) of the preset, of its line ranking in the plain best-line order
   (``best_line_order="max"``: what the preset's new-line order adds) and of its
-  chunk-as-unit system (``CHUNK_AS_UNIT``), through ``memlab.tools.memory_search``; and the
-  ratio of the first to the last.
+  chunk-as-unit system (``CHUNK_AS_UNIT``), through ``memlab.tools.memory_search``, each
+  query by the three in turn; and the ratio of the first to the last.
 
 ``--sizes`` are chunk counts of the chunk index (default 1k,10k; ``--quick`` 1k); each
 size's workspace holds enough notes to make about that many chunks. Indexes go to a
@@ -87,17 +87,19 @@ def measure(n_chunks: int, nq: int, embedder: str = "hashing") -> dict[str, Any]
             "max order": preset("memlab-best-chunk", best_line_order="max"),
             "chunks as units": chunk_as_unit(),
         }
-        lat: dict[str, float] = {}
-        for name, p in systems.items():
+        for p in systems.values():
             memory_search(idx, queries[0], pipeline=p)  # warm: tables and vectors loaded
-            times = []
-            for q in queries:
+        # Each query by every system in turn, so that a busy spell of the shared machine
+        # weighs on all of them alike (their differences are a few ms).
+        times: dict[str, list[float]] = {name: [] for name in systems}
+        for q in queries:
+            for name, p in systems.items():
                 t0 = time.perf_counter()
                 out = memory_search(idx, q, pipeline=p)
-                times.append(time.perf_counter() - t0)
+                times[name].append(time.perf_counter() - t0)
                 if "error" in out:
                     raise RuntimeError(f"{name}: {out['error']}")
-            lat[name] = statistics.median(times) * 1000
+        lat = {name: statistics.median(t) * 1000 for name, t in times.items()}
         return {
             "chunks": len(idx.table),
             "lines": len(view.table),

@@ -129,6 +129,12 @@ def test_novel_line_order_is_the_greedy_new_line_rule(n, n_valid, lines, seed) -
     want = greedy_by_hand(order[:n_valid].tolist(), {c: held[c] for c in order[:n_valid]})
     assert got[:n_valid].tolist() == want
     assert got[n_valid:].tolist() == order[n_valid:].tolist()  # invalid columns stay put
+    # A limit places only that many greedily; the rest keep their order.
+    limit = seed % 4
+    cut = novel_line_order(order[None, :], valid[None, :], codes, depth, limit)[0]
+    placed = cut[: min(limit, len(want))].tolist()
+    assert placed == want[: len(placed)]
+    assert cut[len(placed) :].tolist() == [c for c in order if c not in placed]
 
 
 def test_held_line_codes_order_by_score_tier_then_line() -> None:

@@ -515,7 +515,10 @@ class Pipeline:
             order = mmr_order(self, cs, order, valid, final)
         novel = "novel_lines" in self.active_stages(mode)
         if novel:
-            order = novel_line_order(order, valid, self.held_lines(cs), self.best_line_depth)
+            # Only the returned places need the greedy: select_rows keeps max_results.
+            order = novel_line_order(
+                order, valid, self.held_lines(cs), self.best_line_depth, self.max_results
+            )
         mmr_pos = np.full((nq, width), -1, dtype=np.int64)
         np.put_along_axis(mmr_pos, order, np.broadcast_to(np.arange(width), (nq, width)), axis=1)
         mmr_pos = np.where(valid, mmr_pos, -1)

@@ -348,7 +348,7 @@ def line_arrays(
 
 
 def novel_line_order(
-    order: np.ndarray, valid: np.ndarray, held: np.ndarray, depth: int
+    order: np.ndarray, valid: np.ndarray, held: np.ndarray, depth: int, limit: int | None = None
 ) -> np.ndarray:
     """``order`` [Q, C] (each query's valid columns first, best first) re-ordered greedily
     by new lines. ``held`` [Q, C, K] codes the top lines each column holds
@@ -359,7 +359,9 @@ def novel_line_order(
     earlier in ``order``, so the result does not depend on how equal lines were listed.
     When no remaining column holds a new line the rest follow in ``order``; invalid
     columns keep their places after the valid ones. Columns that share no line keep the
-    order of their best lines' scores. Cost per query: at most one step per top line, each
+    order of their best lines' scores. ``limit``: place at most that many columns greedily
+    (a search returning ``max_results`` needs no more), the rest following in ``order``;
+    None places all. Cost per query: at most min(``limit``, top lines) steps, each
     O(n · K) for its n valid columns."""
     out = order.copy()
     for q in range(order.shape[0]):
@@ -378,7 +380,7 @@ def novel_line_order(
         left = np.ones(n, dtype=bool)
         placed: list[int] = []
         rows = np.arange(n)
-        while True:
+        while limit is None or len(placed) < limit:
             new = ~covered[line]
             # Slots ascend by tier, so a row's first new slot is its best new line.
             best = np.where(new.any(axis=1) & left, tier[rows, new.argmax(axis=1)], -1)
