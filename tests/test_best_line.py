@@ -488,6 +488,9 @@ def test_the_lab_ranks_like_the_engine(synth_lab) -> None:
     row = next(line.split() for line in text.splitlines() if line.startswith(p.name))
     assert row[3] == "wsum+line"
     assert "+line: chunks ranked by their best line under memlab-best" in text
+    assert "; memlab-best-chunk: placed by new lines (the next chunk holds" in text
+    plain = run_experiment([p.replace(best_line_order="max")], lab, ["recall@6"]).format()
+    assert "placed by new lines" not in plain
     assert {s["name"]: s["candidates"]["best_line"] for s in res.to_json()} == {
         p.name: "memlab-best",
         "bm25": None,

@@ -194,9 +194,16 @@ class ExperimentResult:
             )
             lined = sorted({s.best_line for s in self.systems if s.best_line})
             if lined:
+                novel = [s.name for s in self.systems if "novel_lines" in s.active_stages()]
                 out.append(
                     f"+line: chunks ranked by their best line under {', '.join(lined)} "
                     "(memlab.stages.best_line); the fusion and weights only break ties"
+                    + (
+                        f"; {', '.join(novel)}: placed by new lines (the next chunk holds "
+                        "the best line none above holds, best_line_order=novel)"
+                        if novel
+                        else ""
+                    )
                 )
         if same_as:
             out.append(
