@@ -26,7 +26,6 @@ from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk, preset
 from memlab.stages.best_line import (
     best_line_scores,
     held_line_codes,
-    held_line_ranks,
     line_held_key,
     line_keys,
     line_system_factory,
@@ -156,22 +155,47 @@ def test_held_line_codes_order_by_score_tier_then_line() -> None:
         held_line_codes(paths, np.ones(2), np.ones(2), paths[:0], np.zeros(0), np.ones(5), 4)
 
 
-def test_held_line_ranks_lists_each_chunks_lines_in_list_order() -> None:
+def test_held_line_codes_are_list_positions_when_every_score_is_equal() -> None:
     paths = np.array(["a", "a", "b"], dtype=object)
-    got = held_line_ranks(
+    args = (
         paths,
         np.array([1, 4, 1]),
         np.array([5, 9, 3]),
         np.array(["a", "b", "a", "c", "a"], dtype=object),
         np.array([4, 2, 9, 1, 20]),
     )
+    got = held_line_codes(*args, np.ones(5), depth=5)
     # chunk a:1-5 holds line 0 (a:4); a:4-9 holds lines 0 and 2; b:1-3 holds line 1
     assert got.tolist() == [[0, -1], [0, 2], [1, -1]]
-    assert held_line_ranks(paths, np.ones(3), np.ones(3), paths[:0], np.zeros(0)).tolist() == [
-        [-1],
-        [-1],
-        [-1],
-    ]
+    no_lines = held_line_codes(paths, np.ones(3), np.ones(3), paths[:0], np.zeros(0), [], 5)
+    assert no_lines.tolist() == [[-1], [-1], [-1]]
+
+
+def test_line_matrices_is_best_line_scores_and_held_line_codes_in_one_pass(
+    workspace: Path,
+) -> None:
+    from memlab.stages.best_line import line_hits, line_matrices
+
+    idx = chunk_index(workspace)
+    p = memlab_best_chunk()
+    qids = [str(i) for i in range(len(QUERIES))]
+    cs = p.retrieve(idx, QUERIES, qids=qids)
+    line_p = p.line_system()
+    lcs = line_p.retrieve(idx.line_view("porter"), QUERIES, qids=qids)
+    hits = line_hits(lcs, line_p.rank(lcs))
+    best, held = line_matrices(cs, hits, 100)
+    assert line_matrices(cs, hits)[1] is None
+    np.testing.assert_array_equal(line_matrices(cs, hits)[0], best)
+    t = cs.table
+    for i, (lp, ln, ls) in enumerate(hits):
+        cols = np.nonzero(cs.pos[i] >= 0)[0]
+        pos = cs.pos[i, cols]
+        chunk = (t.paths[pos], t.start_lines[pos], t.end_lines[pos])
+        np.testing.assert_array_equal(best[i, cols], best_line_scores(*chunk, lp, ln, ls))
+        codes = held_line_codes(*chunk, lp, ln, ls, 100)
+        np.testing.assert_array_equal(held[i, cols, : codes.shape[1]], codes)
+        assert (held[i, cols, codes.shape[1] :] == -1).all()
+    assert (held[cs.pos < 0] == -1).all()
 
 
 def test_parameters_are_checked_by_name() -> None:

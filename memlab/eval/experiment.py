@@ -22,6 +22,7 @@ import pandas as pd
 from memlab import __version__
 from memlab.eval.metrics import exact_mean, parse_metric
 from memlab.eval.significance import compare_to_baseline
+from memlab.stages import REORDERING_STAGES
 from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
@@ -253,8 +254,7 @@ class ExperimentResult:
         (folder / "experiment.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
         self.per_query.to_csv(folder / "per_query.csv", index=False)
         if self.runs is not None:
-            reorder = {"mmr", "novel_lines"}  # steps that re-order after scoring
-            by_rank = {s.name for s in self.systems if reorder & set(s.active_stages())}
+            by_rank = {s.name for s in self.systems if REORDERING_STAGES & set(s.active_stages())}
             write_trec_run(self.runs, folder / "runs.trec", rank_scored=by_rank)
         return folder
 

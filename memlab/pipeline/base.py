@@ -544,7 +544,7 @@ class Pipeline:
         return Ranking(columns=cols, scores=scores, stage=st, selected_by=sel, mode=mode)
 
     def held_lines(self, cs: CandidateSet) -> np.ndarray:
-        """[Q, C, K] the top lines each candidate chunk holds (``held_line_matrix``), as
+        """[Q, C, K] the top lines each candidate chunk holds (``held_line_codes``), as
         ``Pipeline.retrieve`` or the lab put them in ``cs.extra[line_held_key(self)]`` for the
         ``"novel"`` order; ValueError naming the line arrays ``cs`` carries when they are
         not there."""

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from memlab.pipeline import Pipeline
 
 __all__ = [
+    "REORDERING_STAGES",
     "STAGES",
     "STAGE_ARRAYS",
     "ArrayInfo",
@@ -275,6 +276,9 @@ _BUILTIN: tuple[Stage, ...] = (
     ),
 )
 BUILTIN_NAMES = frozenset(s.name for s in _BUILTIN)
+# The rank steps that re-order the list after scoring, so that a ranking's scores need not
+# fall down it (e.g. a TREC run export must not re-sort by them).
+REORDERING_STAGES: frozenset[str] = frozenset({"mmr", "novel_lines"})
 for _s in _BUILTIN:
     STAGE_ARRAYS.update(_s.arrays)
 # The declared order; registered stages are inserted into it (``register_stage``).

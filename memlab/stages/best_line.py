@@ -15,7 +15,7 @@ query's top ``best_line_depth`` lines, and this stage, the last score stage, set
 both). A chunk that holds none of those lines is no longer a candidate; ties (two
 overlapping chunks sharing their best line) go to the higher score of the chunk system
 before this stage (``tie_break``), then to insertion order. The line scores arrive in
-``CandidateSet.extra[line_scores_key(p)]`` (``line_score_matrix``; one key per line
+``CandidateSet.extra[line_scores_key(p)]`` (``line_matrices``; one key per line
 setting, so candidates never lend one setting's scores to another): ``Pipeline.retrieve``
 and the lab's candidates fill it, so the stage itself reads no index. Studied in
 ``benchmarks/chunk_lines.py`` (docs/quality.md, "Chunks ranked by their best line").
@@ -27,7 +27,7 @@ chunk above it holds, so a chunk that overlaps the one above and owes its score 
 shared line no longer takes the next slot with nothing new (equal scores: the ``"max"``
 order; a chunk whose top lines are all held above comes after every chunk that adds one).
 Scores stay the chunks' best-line scores, as MMR keeps its input scores. It reads the lines
-each chunk holds from ``CandidateSet.extra[line_held_key(p)]`` (``held_line_matrix``: one
+each chunk holds from ``CandidateSet.extra[line_held_key(p)]`` (``held_line_codes``: one
 integer per held line, coding the line and its score's place).
 Engine layer.
 """
@@ -59,14 +59,12 @@ __all__ = [
     "check_best_line",
     "check_best_line_pipeline",
     "held_line_codes",
-    "held_line_matrix",
-    "held_line_ranks",
     "held_lines",
     "line_arrays",
     "line_held_key",
     "line_hits",
     "line_keys",
-    "line_score_matrix",
+    "line_matrices",
     "line_scores_key",
     "line_system_factory",
     "novel_line_order",
@@ -214,11 +212,17 @@ def best_line_scores(
     (1-based inclusive line numbers); NaN for a chunk that holds none of the lines (and
     for every chunk when there are no lines). A line inside two overlapping chunks counts
     for both; a NaN line score is ignored."""
-    out = np.full(len(chunk_paths), np.nan)
-    if len(line_paths) == 0 or len(chunk_paths) == 0:
-        return out
     inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
-    s = np.where(inside, np.asarray(line_score, dtype=np.float64)[None, :], np.nan)
+    return _best_of(inside, np.asarray(line_score, dtype=np.float64))
+
+
+def _best_of(inside: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """[C]: each row's highest ``score`` where ``inside`` [C, L], NaN scores ignored; NaN for
+    a row with none."""
+    out = np.full(inside.shape[0], np.nan)
+    if inside.size == 0:
+        return out
+    s = np.where(inside, score[None, :], np.nan)
     has = (inside & np.isfinite(s)).any(axis=1)
     out[has] = np.nanmax(s[has], axis=1)
     return out
@@ -232,50 +236,6 @@ def line_hits(cs: CandidateSet, ranking: Ranking) -> list[LineHits]:
         cols = ranking.columns[i][ranking.columns[i] >= 0]
         pos = cs.pos[i, cols]
         out.append((cs.table.paths[pos], cs.table.start_lines[pos], ranking.scores[i][: len(cols)]))
-    return out
-
-
-def line_score_matrix(cs: CandidateSet, hits: Sequence[LineHits]) -> np.ndarray:
-    """[Q, C] ``best_line_scores`` of every candidate chunk of ``cs`` (row ``q`` against
-    ``hits[q]``); NaN for padding and for chunks holding none of the query's lines. The
-    rows of ``hits`` follow ``cs.qids``."""
-    if len(hits) != len(cs.qids):
-        raise ValueError(f"{len(hits)} queries of line hits for {len(cs.qids)} queries of chunks")
-    out = np.full(cs.pos.shape, np.nan)
-    t = cs.table
-    for i, (paths, lines, scores) in enumerate(hits):
-        cols = np.nonzero(cs.pos[i] >= 0)[0]
-        pos = cs.pos[i, cols]
-        out[i, cols] = best_line_scores(
-            t.paths[pos], t.start_lines[pos], t.end_lines[pos], paths, lines, scores
-        )
-    return out
-
-
-def held_line_ranks(
-    chunk_paths: np.ndarray,
-    chunk_start: np.ndarray,
-    chunk_end: np.ndarray,
-    line_paths: np.ndarray,
-    line_no: np.ndarray,
-) -> np.ndarray:
-    """[C, K] int64: row ``c`` lists the positions in the query's top-line list (0 = its best
-    line) of the lines chunk ``c`` holds (``held_lines``), ascending, padded with −1; K is
-    the most lines one chunk holds (at least 1, so a query with no lines gives [C, 1] of
-    −1)."""
-    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
-    return _packed_rows(inside, np.arange(inside.shape[1], dtype=np.int64))
-
-
-def _packed_rows(inside: np.ndarray, code: np.ndarray) -> np.ndarray:
-    """[C, K]: each row's ``code`` values where ``inside``, ascending, padded with −1."""
-    counts = inside.sum(axis=1) if inside.size else np.zeros(inside.shape[0], dtype=np.int64)
-    out = np.full((inside.shape[0], max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
-    rows, cols = np.nonzero(inside)
-    vals = code[cols]
-    order = np.lexsort((vals, rows))  # by row, then code
-    slot = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    out[rows[order], slot] = vals[order]
     return out
 
 
@@ -295,38 +255,58 @@ def held_line_codes(
     score, equal scores equal). A line with a NaN score is left out. ``depth`` must exceed
     every position (the line system's ``best_line_depth``; ValueError otherwise); K is the
     most lines one chunk holds, at least 1."""
-    score = np.asarray(line_score, dtype=np.float64)
+    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
+    return _codes_of(inside, np.asarray(line_score, dtype=np.float64), depth)
+
+
+def _codes_of(inside: np.ndarray, score: np.ndarray, depth: int) -> np.ndarray:
+    """``held_line_codes`` from the [C, L] ``inside`` matrix and the lines' scores."""
     if len(score) > depth:
         raise ValueError(f"{len(score)} top lines for a depth of {depth}")
-    inside = held_lines(chunk_paths, chunk_start, chunk_end, line_paths, line_no)
     finite = np.isfinite(score)
     tier = np.zeros(len(score), dtype=np.int64)
     tier[finite] = np.unique(-score[finite], return_inverse=True)[1]
     code = tier * depth + np.arange(len(score), dtype=np.int64)
-    return _packed_rows(inside & finite[None, :], code)
+    inside = inside & finite[None, :]
+    counts = inside.sum(axis=1) if inside.size else np.zeros(inside.shape[0], dtype=np.int64)
+    out = np.full((inside.shape[0], max(1, int(counts.max(initial=0)))), -1, dtype=np.int64)
+    rows, cols = np.nonzero(inside)
+    vals = code[cols]
+    order = np.lexsort((vals, rows))  # by row, then code
+    slot = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    out[rows[order], slot] = vals[order]
+    return out
 
 
-def held_line_matrix(cs: CandidateSet, hits: Sequence[LineHits], depth: int) -> np.ndarray:
-    """[Q, C, K] ``held_line_codes`` of every candidate chunk of ``cs`` against ``hits[q]``
-    (rows follow ``cs.qids``), −1 for padding columns and unused slots; K the largest over
-    the queries; int32 when every code fits (``depth``² < 2³¹), else int64."""
+def line_matrices(
+    cs: CandidateSet, hits: Sequence[LineHits], depth: int | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """[Q, C] ``best_line_scores`` of every candidate chunk of ``cs`` (row ``q`` against
+    ``hits[q]``; NaN for padding and for chunks holding none of the query's lines) and,
+    when ``depth`` is given, [Q, C, K] their ``held_line_codes`` (−1 for padding columns and
+    unused slots; K the largest over the queries; int32 when every code fits, ``depth``² <
+    2³¹, else int64), else None. One pass: each query's chunk × line matrix is built once
+    for both. The rows of ``hits`` follow ``cs.qids``."""
     if len(hits) != len(cs.qids):
         raise ValueError(f"{len(hits)} queries of line hits for {len(cs.qids)} queries of chunks")
+    best = np.full(cs.pos.shape, np.nan)
     t = cs.table
     per: list[tuple[np.ndarray, np.ndarray]] = []
     for i, (paths, lines, scores) in enumerate(hits):
         cols = np.nonzero(cs.pos[i] >= 0)[0]
         pos = cs.pos[i, cols]
-        codes = held_line_codes(
-            t.paths[pos], t.start_lines[pos], t.end_lines[pos], paths, lines, scores, depth
-        )
-        per.append((cols, codes))
+        inside = held_lines(t.paths[pos], t.start_lines[pos], t.end_lines[pos], paths, lines)
+        score = np.asarray(scores, dtype=np.float64)
+        best[i, cols] = _best_of(inside, score)
+        if depth is not None:
+            per.append((cols, _codes_of(inside, score, depth)))
+    if depth is None:
+        return best, None
     k = max((c.shape[1] for _, c in per), default=1)
-    dtype = np.int32 if depth * depth < 2**31 else np.int64
-    out = np.full((*cs.pos.shape, k), -1, dtype=dtype)
+    held = np.full((*cs.pos.shape, k), -1, dtype=np.int32 if depth * depth < 2**31 else np.int64)
     for i, (cols, codes) in enumerate(per):
-        out[i, cols, : codes.shape[1]] = codes
-    return out
+        held[i, cols, : codes.shape[1]] = codes
+    return best, held
 
 
 def line_arrays(
@@ -335,15 +315,15 @@ def line_arrays(
     """What chunk system ``p`` reads from its line system, keyed for ``CandidateSet.extra``:
     ``line_system`` ranks ``line_cs`` (the same queries over the line view, rows in ``cs``'s
     order), its top lines are ``line_hits``, and each candidate chunk of ``cs`` gets its best
-    line's score under ``line_scores_key(p)`` (``line_score_matrix``) and, for the
-    ``"novel"`` order, the lines it holds under ``line_held_key(p)``
-    (``held_line_matrix``).
-    The one mapping from a line ranking to chunks: ``Pipeline.retrieve`` and the lab both
-    call it."""
+    line's score under ``line_scores_key(p)`` and, for the ``"novel"`` order, the lines it
+    holds under ``line_held_key(p)`` (``line_matrices``, one pass for both). The one mapping
+    from a line ranking to chunks: ``Pipeline.retrieve`` and the lab both call it."""
     hits = line_hits(line_cs, line_system.rank(line_cs))
-    out = {line_scores_key(p): line_score_matrix(cs, hits)}
-    if p.best_line_order == "novel":
-        out[line_held_key(p)] = held_line_matrix(cs, hits, p.best_line_depth)
+    novel = p.best_line_order == "novel"
+    best, held = line_matrices(cs, hits, p.best_line_depth if novel else None)
+    out = {line_scores_key(p): best}
+    if held is not None:
+        out[line_held_key(p)] = held
     return out
 
 
@@ -374,19 +354,19 @@ def novel_line_order(
             continue
         # Unused slots point at line ``depth``, always covered, so they never count as new.
         line = np.where(codes >= 0, codes % depth, depth)
-        tier = np.where(codes >= 0, codes // depth, np.iinfo(np.int64).max)
+        tier = codes // depth
         covered = np.zeros(depth + 1, dtype=bool)
         covered[depth] = True
         left = np.ones(n, dtype=bool)
         placed: list[int] = []
         rows = np.arange(n)
+        none = np.iinfo(np.int64).max  # no new line, or already placed
         while limit is None or len(placed) < limit:
             new = ~covered[line]
             # Slots ascend by tier, so a row's first new slot is its best new line.
-            best = np.where(new.any(axis=1) & left, tier[rows, new.argmax(axis=1)], -1)
-            best = np.where(best >= 0, best, np.iinfo(np.int64).max)
+            best = np.where(new.any(axis=1) & left, tier[rows, new.argmax(axis=1)], none)
             i = int(best.argmin())  # the first of the lowest tier: the earlier in ``order``
-            if best[i] == np.iinfo(np.int64).max:
+            if best[i] == none:
                 break
             placed.append(i)
             left[i] = False
@@ -411,7 +391,7 @@ def line_scores_key(p: Pipeline) -> str:
 
 def line_held_key(p: Pipeline) -> str:
     """The ``CandidateSet.extra`` key of the lines each candidate chunk of ``p`` holds
-    (``held_rank_matrix``, for ``best_line_order="novel"``): ``line_scores_key`` with the
+    (``held_line_codes``, for ``best_line_order="novel"``): ``line_scores_key`` with the
     prefix ``best_line_held``."""
     return BEST_LINE_HELD_KEY + line_scores_key(p)[len(BEST_LINE_KEY) :]
 
