@@ -307,3 +307,38 @@ def test_the_new_line_variants_cover_a_radius_and_credit_a_second_line() -> None
     assert novel_variant_order(cp, cs, ce, lp, ln, ls, order, 2, 0.0).tolist() == [0, 2, 1]
     # Two new lines 0.7 + 0.5 × 0.6 = 1.0 beat chunk 1's one line 0.8.
     assert novel_variant_order(cp, cs, ce, lp, ln, ls, order, 0, 0.5).tolist() == [0, 2, 1]
+
+
+@pytest.mark.parametrize("k", [1, 6])
+def test_missed_evidence_counts_the_spans_recall_at_k_leaves_out(
+    k: int,
+    beam_dir: Path,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memlab.datasets.beam import load_beam
+    from memlab.embed import HashingEmbedder
+    from memlab.eval.evidence import evidence_ranks
+    from memlab.presets import preset
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ds = load_beam(beam_dir, tmp_path / "out")
+    turn, chunk = cl.labs(ds, HashingEmbedder(dimensions=64))
+    missed = cl.missed_evidence(turn, chunk, k)
+    pc = preset("memlab-best-chunk")
+    lc = chunk.candidates_for_system(pc)
+    recall = lc.score(pc, [f"recall@{k}"])[f"recall@{k}"]
+    spans = lc.spans.span_valid.sum(axis=1)
+    per_q = missed.groupby("qid").size().reindex(lc.qids, fill_value=0).to_numpy()
+    has = spans > 0
+    # The lab's recall@k, counted from the other side: missed spans = (1 − recall) · n.
+    np.testing.assert_allclose(per_q[has], ((1 - recall) * spans)[has])
+    assert (per_q[~has] == 0).all()
+    if k == 1:  # the fixture's first chunks hold some spans and miss others
+        assert 0 < len(missed) < spans.sum()
+    # Each missed span carries its rank in memlab-best's own line ranking.
+    pt = preset("memlab-best")
+    at_line = evidence_ranks(turn.candidates_for_system(pt), pt)
+    assert list(missed.columns) == list(at_line.columns)
+    got, want = missed.set_index(["qid", "span"]), at_line.set_index(["qid", "span"])
+    np.testing.assert_array_equal(got["rank"], want.loc[got.index, "rank"])
