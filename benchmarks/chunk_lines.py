@@ -50,6 +50,16 @@ objective; ``memlab-best-chunk`` has used it since. Two generalisations are choi
 (``NOVEL_VARIANTS``, `novel_variant_order`): a placed chunk also covering the lines within
 ±1 or ±2 lines of its span, and a chunk's two best new lines, ``s1 + b · s2``.
 
+After each set's table the script prints where the evidence spans the preset leaves out of
+its six chunks sit in ``memlab-best``'s own line ranking (`missed_evidence`, binned by
+``memlab.eval.evidence.rank_shares``; every question, an analysis that chooses nothing): a
+span missed although its line ranks high is lost by the chunk order, one whose line ranks
+low by the line scores.
+
+``--model DIR`` runs every system on another sentence-transformers model folder (its own
+indexes and vector caches) and ``--sets`` restricts the data sets; with one set there is no
+choice (the objective is the mean over both).
+
 Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_lines.py --json chunk_lines.json``
 (13–22 s with the lab's vector caches warm, 2 cores under load; the first run embeds every
 line and chunk of both sets: 6 min 25 s on a fresh clone). The
