@@ -5,8 +5,8 @@ constants of FTS5's source: no SQL can change them. This study recomputes FTS5's
 from each index's own term statistics (``fts5vocab``, `index_stats`) with other k1 and b
 (`bm25_scores`):
 
-    bm25(q, d) = − Σ_t idf(t) · f(t, d) · (k1 + 1) / (f(t, d) + k1 · (1 − b + b · |d| / avgdl))
-    idf(t)     = ln((N − n(t) + 0.5) / (n(t) + 0.5)), floored at 1e-6
+    bm25(q, d) = −Σ_t idf(t) · f(t, d) · (k1 + 1) / (f(t, d) + k1 · (1 − b + b · |d|/avgdl))
+    idf(t)     = ln((N − n(t) + 0.5) / (n(t) + 0.5)), replaced by 1e-6 when ≤ 0
 
 over the terms ``t`` of the keyword leg's OR query, as FTS5 evaluates them (`query_terms`):
 each quoted token is one term, counted once per token (``"dogs" OR "dog"`` counts the
@@ -16,10 +16,11 @@ its occurrences, consecutive stems), ``|d|`` the row's token count, ``N`` the in
 rows, ``n(t)`` the rows holding ``t``, avgdl = mean ``|d|``. At FTS5's own k1 and b it
 reproduces ``bm25()`` to rounding (tested against FTS5 on generated workspaces, phrases
 included; every run checks it again on every scored pair of both data sets: on LoCoMo's
-432,033 the largest difference is 1e-14). Only the rows the leg found are re-scored: which rows an OR query matches does
-not depend on k1 or b. At one line per unit every matched line of a conversation is a
-candidate (1,000 per leg is more than a conversation holds), so the new scores re-rank the
-whole leg.
+432,033 the largest difference is 1e-14). Only the rows the leg found are re-scored:
+which rows an OR query matches does not depend on k1 or b. At one line per unit every
+matched line of a conversation is a candidate (1,000 per leg is more than a conversation
+holds; `keyword_inputs` refuses a leg cut at its depth), so the new scores re-rank the
+whole leg; equal scores keep the leg's own order (`leg_ranks`).
 
 PROTOCOL. ``memlab-best`` at one line per unit (``--unit turn``; ten results) runs with
 its keyword scores replaced, on a grid of k1 × b (`GRID`), on the halves of
@@ -31,14 +32,13 @@ settings were chosen with FTS5's point, which favours it a little; a point that 
 beat it on both tune halves would be worth that re-tuning.
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bm25_params.py --json bm25_params.json``
-(about 3 minutes with the lab's vector caches warm; ``--quick``: three points).
+(about 30 s with the lab's vector caches warm; ``--quick``: three points, 7 s).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import sqlite3
 import sys
 from collections.abc import Iterable, Sequence
@@ -54,7 +54,7 @@ from benchmarks.units_quality import base_embedder, datasets, split_summary
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.pipeline import Pipeline
 from memlab.presets import preset
-from memlab.textquery import build_fts_query_or
+from memlab.textquery import or_query_terms
 from memlab.vocab import FTS_TOKENIZE
 
 METRICS = ["recall@5", "recall@10", "ndcg@10"]
@@ -131,24 +131,13 @@ def index_stats(db_path: Path, terms: Iterable[Term]) -> IndexStats:
     return IndexStats(tf, doc_len, rows, rowid_of)
 
 
-# One FTS5 string literal of an OR query (embedded quotes doubled).
-_LITERAL = re.compile(r'"((?:[^"]|"")*)"')
-
-
-def or_terms(query: str) -> list[str]:
-    """The terms of the keyword leg's OR query for ``query``, read back from
-    ``memlab.textquery.build_fts_query_or`` (which owns the rule: distinct
-    case-insensitively, stop words dropped unless every token is one); [] for none."""
-    fts = build_fts_query_or(query)
-    return [m.replace('""', '"') for m in _LITERAL.findall(fts)] if fts else []
-
-
 def query_terms(queries: Sequence[str], tokenizer: str) -> list[list[Term]]:
-    """Per query, its OR terms as FTS5 evaluates them under the tokenizer ``tokenizer`` (a
+    """Per query, its OR terms (``memlab.textquery.or_query_terms``, the keyword leg's) as
+    FTS5 evaluates them under the tokenizer ``tokenizer`` (a
     key of ``memlab.vocab.FTS_TOKENIZE``): each term's stems in order (`Term`), one entry
     per OR term, so two terms with one stem (``"dogs" OR "dog"``) count twice, as in FTS5;
     the stems come from FTS5 itself on an in-memory table."""
-    texts = [or_terms(q) for q in queries]
+    texts = [or_query_terms(q) for q in queries]
     vocab = sorted({t for ts in texts for t in ts})
     conn = sqlite3.connect(":memory:")
     try:
@@ -170,10 +159,13 @@ def bm25_term(
 ) -> np.ndarray:
     """One term's BM25 contribution to rows holding it ``f`` times, of ``doc_len`` tokens:
     ``idf · f · (k1 + 1) / (f + k1 · (1 − b + b · doc_len / avgdl))``, ``idf =
-    max(ln((rows − n + 0.5) / (n + 0.5)), IDF_FLOOR)`` with ``n`` the rows holding the
-    term; 0 where ``f`` is 0. ``avgdl`` must be positive (an index with a matching row
+    ln((rows − n + 0.5) / (n + 0.5))`` with ``n`` the rows holding the term, replaced by
+    ``IDF_FLOOR`` when ≤ 0 (FTS5's rule, for a term in half the rows or more); 0 where ``f``
+    is 0 and the row has tokens. ``avgdl`` must be positive (an index with a matching row
     has tokens)."""
-    idf = max(math.log((rows - n + 0.5) / (n + 0.5)), IDF_FLOOR)
+    idf = math.log((rows - n + 0.5) / (n + 0.5))
+    if idf <= 0:
+        idf = IDF_FLOOR
     f = np.asarray(f, dtype=np.float64)
     return idf * f * (k1 + 1) / (f + k1 * (1 - b + b * np.asarray(doc_len) / avgdl))
 
@@ -216,23 +208,27 @@ def bm25_scores(
     return out
 
 
-def leg_ranks(raw: np.ndarray) -> np.ndarray:
-    """[Q, C] 0-based rank of each finite ``raw`` value within its row (lower first; ties
-    keep column order), −1 where NaN: the keyword leg's ``text_rank`` for these scores."""
+def leg_ranks(raw: np.ndarray, fallback: np.ndarray, decimals: int = 9) -> np.ndarray:
+    """[Q, C] 0-based rank of each finite ``raw`` value within its row (lower first), −1
+    where NaN: the keyword leg's ``text_rank`` for these scores. Values equal to
+    ``decimals`` decimals tie, and ties go to ``fallback`` (lower first): with the leg's own
+    ``text_rank`` as the fallback, FTS5's order of equal scores (its ``ORDER BY`` keeps
+    them in scan order), so at FTS5's point the ranks are the leg's own (tested), though
+    the recomputed values differ from FTS5's in the last bits."""
     ranks = np.full(raw.shape, -1, dtype=np.int64)
     for i in range(raw.shape[0]):
         cols = np.nonzero(np.isfinite(raw[i]))[0]
-        order = cols[np.argsort(raw[i, cols], kind="stable")]
+        order = cols[np.lexsort((fallback[i, cols], np.round(raw[i, cols], decimals)))]
         ranks[i, order] = np.arange(len(order))
     return ranks
 
 
 def with_keyword_scores(lc: LabCandidates, raw: np.ndarray) -> LabCandidates:
     """``lc`` with the keyword leg's scores replaced by ``raw`` (same NaN pattern) and its
-    ranks recomputed (`leg_ranks`)."""
+    ranks recomputed (`leg_ranks`, equal scores in the leg's own order)."""
     if not np.array_equal(np.isfinite(raw), np.isfinite(lc.cs.text_raw)):
         raise ValueError("the new keyword scores must cover exactly the rows the leg found")
-    cs = dataclasses.replace(lc.cs, text_raw=raw, text_rank=leg_ranks(raw))
+    cs = dataclasses.replace(lc.cs, text_raw=raw, text_rank=leg_ranks(raw, lc.cs.text_rank))
     return dataclasses.replace(lc, cs=cs)
 
 
@@ -241,11 +237,20 @@ def keyword_inputs(
 ) -> tuple[LabCandidates, list[IndexStats], list[list[Term]]]:
     """``p``'s candidates on ``lab``, the term statistics of the index behind each table
     segment (the lab's groups that have questions, in the dataset's order, as the lab
-    merges them) for the questions' terms, and each question's terms (`query_terms`). ValueError unless ``p``'s keyword leg runs
-    OR queries (``keyword_mode="or"``: an AND query's terms are not re-scored here)."""
+    merges them) for the questions' terms, and each question's terms (`query_terms`).
+    ValueError unless ``p``'s keyword leg runs OR queries (``keyword_mode="or"``: an AND
+    query's terms are not re-scored here) and found fewer rows than its depth for every
+    question (so that no matched row was cut)."""
     if p.keyword_mode != "or":
         raise ValueError(f"{p.name}: keyword_mode={p.keyword_mode!r}; this study re-scores 'or'")
     lc = lab.candidates_for_system(p)
+    found = np.isfinite(lc.cs.text_raw).sum(axis=1)
+    if len(found) and found.max() >= lc.cs.depth:
+        # The leg may have been cut at its depth: rows beyond it would never be re-scored.
+        raise ValueError(
+            f"{p.name}: a question's keyword leg found {found.max()} rows, its depth "
+            f"{lc.cs.depth}: re-scoring needs every matched row among the candidates"
+        )
     own = lab.lab_for(p)  # the lab on p's own FTS5 tokenizer (None: the lab's)
     asked = set(lab.dataset.queries["group"])
     groups = [g for g in lab.dataset.workspaces if g in asked]
@@ -277,10 +282,13 @@ def main() -> int:
         fts5 = lc.score(p, METRICS)
         for k in grid:
             raw = bm25_scores(lc, stats, terms, *k)
+            v = with_keyword_scores(lc, raw).score(p, METRICS)
             if k == FTS5_POINT:
-                # The recomputation is FTS5's own value at its point: checked on every run.
+                # Checked on every run: at its point the recomputation is FTS5's own value,
+                # and the system scores exactly as on FTS5's own scores and ranks.
                 np.testing.assert_allclose(raw, lc.cs.text_raw, rtol=1e-9, atol=1e-9)
-            v = with_keyword_scores(lc, raw).score(p, METRICS) if k != FTS5_POINT else fts5
+                for metric in METRICS:
+                    np.testing.assert_array_equal(v[metric], fts5[metric])
             for h, m in halves.items():
                 for metric in METRICS:
                     scale = 1 if metric.startswith("ndcg") else 100

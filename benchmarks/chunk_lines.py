@@ -61,7 +61,7 @@ indexes and vector caches) and ``--sets`` restricts the data sets; with one set 
 choice (the objective is the mean over both).
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_lines.py --json chunk_lines.json``
-(13–22 s with the lab's vector caches warm, 2 cores under load; the first run embeds every
+(13–56 s with the lab's vector caches warm, 2 cores under load; the first run embeds every
 line and chunk of both sets: 6 min 25 s on a fresh clone). The
 objective is the mean of the printed (4-digit) tune figures.
 """
@@ -86,11 +86,15 @@ from memlab.eval.significance import paired_ttest
 from memlab.fusion import normalize
 from memlab.pipeline import Pipeline, Ranking
 from memlab.presets import memlab_best, preset
-from memlab.stages.best_line import LineHits, best_line_scores, held_lines, line_hits
+from memlab.stages.best_line import (
+    LineHits,
+    best_line_scores,
+    held_lines,
+    line_hits,
+    line_system_factory,
+)
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
-# The data sets of the study; the choice on tune is the mean over both.
-SETS = ("locomo", "beam")
 MIX_WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
 # A chunk holding two good lines (a multi-hop question's two evidence turns) over one
 # holding one: its second line's score adds with this weight (`second_line_scores`).
@@ -326,15 +330,17 @@ def labs(ds: Any, emb: Any = None) -> tuple[Lab, Lab]:
 
 def missed_evidence(turn: Lab, chunk: Lab, k: int = 6) -> pd.DataFrame:
     """The evidence spans ``memlab-best-chunk`` leaves out of its first ``k`` chunks, each
-    with its rank in ``memlab-best``'s full line ranking of the same question (one line
-    per unit): `memlab.eval.evidence.evidence_ranks` columns (``qid``, ``category``,
-    ``span``, ``rank``, ``retrieved``) of the line ranking, for those spans only. A question
-    with ``n`` spans of which its recall@k covers a share ``r`` contributes ``(1 − r) · n``
-    rows (tested). If the missed spans rank high among the lines, the chunk order is what
-    loses them; if they rank low, the line scores do (the reader and the fusion)."""
+    with its rank in the full ranking of the same question's lines by the preset's line
+    system (``best_line``, ``memlab-best``; one line per unit):
+    `memlab.eval.evidence.evidence_ranks` columns (``qid``, ``category``, ``span``,
+    ``rank``, ``retrieved``) of the line ranking, for those spans only. A question with
+    ``n`` spans of which its recall@k covers a share ``r`` contributes ``(1 − r) · n`` rows
+    (tested). The new-line order's first ``k`` chunks hold the ``k`` best lines, so every
+    rank is above ``k`` (equal scores aside); how far above says whether a different chunk
+    order could reach the span or only better line scores (the reader and the fusion)."""
     pc = preset("memlab-best-chunk")
     at_chunk = evidence_ranks(chunk.candidates_for_system(pc), pc, results=k)
-    pt = preset("memlab-best")
+    pt = line_system_factory(pc.best_line)()  # the line ranking its chunks are placed by
     at_line = evidence_ranks(turn.candidates_for_system(pt), pt)
     missed = at_chunk.loc[~(at_chunk["rank"] <= k), ["qid", "span"]]
     out = missed.merge(
@@ -346,14 +352,15 @@ def missed_evidence(turn: Lab, chunk: Lab, k: int = 6) -> pd.DataFrame:
 
 
 def study(
-    ds: Any, depth: int, emb: Any = None
+    ds: Any, depth: int, emb: Any = None, pair: tuple[Lab, Lab] | None = None
 ) -> tuple[dict[str, dict[str, np.ndarray]], list[str], dict[str, int]]:
     """Per-query metric values of every chunk-level system on ``ds`` (system → metric →
     [Q]), the question ids (rows), and `compare_preset`'s counts for the engine preset's
     row against the study's best-line row. ``emb``: the embedder (default
-    ``base_embedder(ds)``, the packaged model behind the lab's vector cache)."""
+    ``base_embedder(ds)``, the packaged model behind the lab's vector cache); ``pair``:
+    the turn and chunk labs to use (default `labs` of ``ds`` and ``emb``)."""
     log(f"{ds.name}: line and chunk indexes (first run: minutes to embed)")
-    turn, chunk = labs(ds, emb)
+    turn, chunk = labs(ds, emb) if pair is None else pair
     lcc, base_score, base_rank = chunk_view(chunk)
     keep = np.isfinite(base_score)
     tab = lcc.cs.table
@@ -468,14 +475,14 @@ def main() -> int:
     )
     ap.add_argument(
         "--sets",
-        default=",".join(SETS),
-        help=f"data sets to run, comma-separated (default {','.join(SETS)}; the choice on "
-        "tune needs both)",
+        help="data sets to run, comma-separated (default: all; the choice on tune needs "
+        "all of them)",
     )
     args = ap.parse_args()
-    names = [n for n in args.sets.split(",") if n]
-    if not names or any(n not in SETS for n in names):
-        ap.error(f"--sets: choose from {', '.join(SETS)}, got {args.sets!r}")
+    every = datasets()
+    names = [n for n in args.sets.split(",") if n] if args.sets is not None else list(every)
+    if not names or any(n not in every for n in names):
+        ap.error(f"--sets: choose from {', '.join(every)}, got {args.sets!r}")
     emb = None
     if args.model:
         model = Path(args.model).expanduser()
@@ -484,9 +491,10 @@ def main() -> int:
         from memlab.embed.local import SentenceTransformerEmbedder
 
         emb = SentenceTransformerEmbedder(model, show_progress=None)
-    sets = {n: v for n, v in datasets().items() if n in names}
+    sets = {n: v for n, v in every.items() if n in names}
     out: dict[str, Any] = {
-        "split": split_summary(sets),
+        # The split rules of the sets run only.
+        "split": {k: v for k, v in split_summary(sets).items() if k.split()[0] in sets},
         "lines": args.lines,
         "model": Path(args.model).expanduser().name if args.model else "packaged",
         "sets": {},
@@ -495,7 +503,8 @@ def main() -> int:
     }
     log(f"halves: {out['split']}")
     for name, (ds, tune, rep) in sets.items():
-        values, qids, check = study(ds, args.lines, emb)
+        pair = labs(ds, emb)  # one pair for the study and the analysis (cached candidates)
+        values, qids, check = study(ds, args.lines, emb, pair)
         rows = table(values, qids, {"tune": tune, "report": rep})
         out["sets"][name] = rows
         out["preset_vs_study"][name] = check
@@ -504,7 +513,7 @@ def main() -> int:
         print(f"{PRESET_ROW} against {STUDY_ROW!r}, questions (top 10): {check}")
         # An analysis over every question (nothing is chosen from it): where the spans the
         # preset misses at recall@6 sit in the line ranking its chunks are placed by.
-        shares = rank_shares(missed_evidence(*labs(ds, emb)))
+        shares = rank_shares(missed_evidence(*pair))
         out["missed_at_6"][name] = shares.reset_index().to_dict(orient="records")
         print(
             f"\n{name}: evidence spans memlab-best-chunk leaves out of its 6 chunks, by their "
@@ -519,8 +528,8 @@ def main() -> int:
             out["sets"]["locomo by conversation"] = table(values, qids, conv)
             print("\nlocomo by conversation (a check, chosen on nothing)")
             print_table(out["sets"]["locomo by conversation"])
-    if set(SETS) - set(sets):
-        print(f"\nno choice on tune: the objective is the mean over {' and '.join(SETS)}")
+    if set(every) - set(sets):
+        print(f"\nno choice on tune: the objective is the mean over {' and '.join(every)}")
         report("chunk_lines", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
         return 0
     mixes = [r["system"] for r in out["sets"]["locomo"] if " × " in r["system"]]

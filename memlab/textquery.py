@@ -20,6 +20,7 @@ __all__ = [
     "extract_keywords",
     "fts_tokens",
     "keyword_only_score",
+    "or_query_terms",
     "query_tokens",
     "utf16_len",
 ]
@@ -101,22 +102,21 @@ def build_fts_query(query: str) -> str | None:
     return " AND ".join(_quote(t) for t in tokens)
 
 
-def build_fts_query_or(
+def or_query_terms(
     query: str,
     *,
     stopwords: Collection[str] | None = STOPWORDS,
     max_terms: int | None = None,
-) -> str | None:
-    """An OR-mode FTS5 MATCH string (spec section 12 option).
+) -> list[str]:
+    """The terms of the OR-mode FTS5 query (:func:`build_fts_query_or`), unquoted.
 
     Tokens as in :func:`build_fts_query`, de-duplicated case-insensitively (first
     spelling kept), tokens whose lower-cased form is in ``stopwords`` dropped,
-    the first ``max_terms`` kept, each quoted, joined with `` OR ``:
-    ``"what is the FTS index"`` → ``"FTS" OR "index"``.
+    the first ``max_terms`` kept: ``"what is the FTS index"`` → ``["FTS", "index"]``.
 
     If every token is a stop word the unfiltered tokens are used, so a query made
     only of stop words still searches. ``stopwords=None`` or ``()`` disables
-    filtering. No token → ``None``. ``max_terms`` must be a positive integer.
+    filtering. No token → ``[]``. ``max_terms`` must be a positive integer.
     """
     if max_terms is not None and (
         isinstance(max_terms, bool) or not isinstance(max_terms, int) or max_terms < 1
@@ -129,13 +129,23 @@ def build_fts_query_or(
         if key not in seen:
             seen.add(key)
             unique.append(token)
-    if not unique:
-        return None
     kept = [t for t in unique if t.lower() not in stopwords] if stopwords else unique
     terms = kept or unique
-    if max_terms is not None:
-        terms = terms[:max_terms]
-    return " OR ".join(_quote(t) for t in terms)
+    return terms[:max_terms] if max_terms is not None else terms
+
+
+def build_fts_query_or(
+    query: str,
+    *,
+    stopwords: Collection[str] | None = STOPWORDS,
+    max_terms: int | None = None,
+) -> str | None:
+    """An OR-mode FTS5 MATCH string (spec section 12 option): the terms of
+    :func:`or_query_terms` (same arguments), each quoted, joined with `` OR ``:
+    ``"what is the FTS index"`` → ``"FTS" OR "index"``. No term → ``None``.
+    """
+    terms = or_query_terms(query, stopwords=stopwords, max_terms=max_terms)
+    return " OR ".join(_quote(t) for t in terms) if terms else None
 
 
 def _unique(items: Iterable[str]) -> list[str]:

@@ -23,12 +23,10 @@ from benchmarks.bm25_params import (  # noqa: E402
     choose,
     keyword_inputs,
     leg_ranks,
-    or_terms,
     phrase_counts,
     query_terms,
     with_keyword_scores,
 )
-from memlab.textquery import build_fts_query_or  # noqa: E402
 from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
 
 
@@ -56,13 +54,19 @@ def test_the_recomputation_is_fts5s_own_bm25_at_its_point(
     else:
         ds = generate(SynthConfig(days=20, seed=5), tmp_path / "synth")
     lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="turn", progress=None)
-    p = preset(system, max_results=10)
+    # Every matched row a candidate (the study's condition; bm25's own depth is 40).
+    p = preset(system, max_results=10, candidate_multiplier=200.0, max_candidates=1000)
     lc, stats, stems = keyword_inputs(lab, p)
     assert len(stats) == len(set(ds.queries["group"]))
     assert len(stats) > 1 if source == "beam" else np.isfinite(lc.cs.text_raw).sum() > 100
     raw = bm25_scores(lc, stats, stems, *FTS5_POINT)
     assert np.isfinite(raw).any()
     np.testing.assert_allclose(raw, lc.cs.text_raw, rtol=1e-9, atol=1e-12)
+    # At FTS5's point the replaced leg is the leg itself: its ranks, and every metric.
+    same = with_keyword_scores(lc, raw)
+    np.testing.assert_array_equal(same.cs.text_rank, lc.cs.text_rank)
+    for m, v in same.score(p, ["recall@5", "ndcg@10"]).items():
+        np.testing.assert_array_equal(v, lc.score(p, ["recall@5", "ndcg@10"])[m])
     # Another point re-scores the same pairs, differently, and the system ranks them.
     other = bm25_scores(lc, stats, stems, 2.0, 0.3)
     assert np.array_equal(np.isfinite(other), np.isfinite(raw))
@@ -73,7 +77,7 @@ def test_the_recomputation_is_fts5s_own_bm25_at_its_point(
         with_keyword_scores(lc, np.where(np.isfinite(raw), raw, 0.0))
 
 
-def test_keyword_inputs_refuse_an_and_query_system(
+def test_keyword_inputs_refuse_an_and_query_and_a_cut_leg(
     beam_dir: Path,  # noqa: F811
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -86,6 +90,9 @@ def test_keyword_inputs_refuse_an_and_query_system(
     lab = Lab(load_beam(beam_dir, tmp_path / "out"), embedder=None, unit="turn", progress=None)
     with pytest.raises(ValueError, match="keyword_mode='and'"):
         keyword_inputs(lab, preset("openclaw"))
+    # A leg cut at its depth could hide matched rows: refused.
+    with pytest.raises(ValueError, match="its depth 1"):
+        keyword_inputs(lab, preset("bm25", max_results=1, max_candidates=1))
 
 
 def test_bm25_term_by_hand() -> None:
@@ -123,16 +130,6 @@ def test_bm25_term_properties(f: int, lens: tuple[int, int], k1: float, b: float
     assert (more >= s - 1e-12).all()
 
 
-@pytest.mark.parametrize(
-    "query",
-    ["What did the dogs and the Dog eat?", "what is the", "", "Ünïcode café, 2024 _x"],
-)
-def test_or_terms_read_back_the_keyword_legs_query(query: str) -> None:
-    terms = or_terms(query)
-    fts = build_fts_query_or(query)
-    assert (" OR ".join(f'"{t}"' for t in terms) or None) == fts
-
-
 def test_query_terms_are_fts5s_terms_and_phrases() -> None:
     # "dogs" and "dog" are two OR terms with one stem: FTS5 counts it twice.
     terms = query_terms(["dogs dog DOG running", "the", "OPENCLAW_PLUGIN_HOST set"], "porter")
@@ -153,9 +150,15 @@ def test_phrase_counts_need_consecutive_stems() -> None:
     assert phrase_counts([]) == {}
 
 
-def test_leg_ranks_and_replacing_scores() -> None:
-    raw = np.array([[-1.0, np.nan, -3.0, -1.0], [np.nan, np.nan, np.nan, np.nan]])
-    np.testing.assert_array_equal(leg_ranks(raw), [[1, -1, 0, 2], [-1, -1, -1, -1]])
+def test_leg_ranks_order_by_value_then_the_legs_own_order() -> None:
+    raw = np.array([[-1.0, np.nan, -3.0, -1.0 + 1e-12], [np.nan, np.nan, np.nan, np.nan]])
+    fallback = np.array([[2, -1, 0, 1], [-1, -1, -1, -1]])
+    # -1.0 and -1.0 + 1e-12 tie at 9 decimals: the leg's own order (column 3 first).
+    np.testing.assert_array_equal(leg_ranks(raw, fallback), [[2, -1, 0, 1], [-1, -1, -1, -1]])
+    # With more decimals they differ, and the lower value comes first.
+    np.testing.assert_array_equal(
+        leg_ranks(raw, fallback, decimals=15), [[1, -1, 0, 2], [-1, -1, -1, -1]]
+    )
 
 
 def test_choose_gives_a_tie_to_fts5s_point() -> None:

@@ -18,6 +18,7 @@ from memlab.textquery import (
     extract_keywords,
     fts_tokens,
     keyword_only_score,
+    or_query_terms,
     query_tokens,
     utf16_len,
 )
@@ -185,3 +186,19 @@ def test_keyword_only_score_range(score: float, query: str, chunk: str, path: st
     got = keyword_only_score(score, query, chunk, path)
     assert not math.isnan(got)
     assert score <= got <= 1.0
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What did the dogs and the Dog eat?", "what is the", "", "Ünïcode café, 2024 _x"],
+)
+def test_the_or_query_is_its_terms_quoted(query: str) -> None:
+    terms = or_query_terms(query)
+    assert (" OR ".join(f'"{t}"' for t in terms) or None) == build_fts_query_or(query)
+    assert or_query_terms(query, max_terms=1) == terms[:1]
+
+
+def test_or_query_terms_examples() -> None:
+    assert or_query_terms("what is the FTS index, the fts INDEX") == ["FTS", "index"]
+    assert or_query_terms("what is it") == ["what", "is", "it"]
+    assert or_query_terms("  ...  ") == []
