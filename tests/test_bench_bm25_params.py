@@ -28,6 +28,7 @@ from benchmarks.bm25_params import (  # noqa: E402
     with_keyword_scores,
 )
 from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
+from tests.test_bench_chunk_lines import small_dataset  # noqa: E402
 
 
 @pytest.mark.parametrize("source", ["beam", "synthetic"])
@@ -37,22 +38,16 @@ def test_the_recomputation_is_fts5s_own_bm25_at_its_point(
     source: str,
     beam_dir: Path,  # noqa: F811
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    private_cache: Path,
 ) -> None:
     # Differential: FTS5's bm25() (porter for memlab-best, unicode61 for bm25) against
     # the study's formula over fts5vocab's statistics, on every scored pair: BEAM's
     # fixture has several indexes (table segments), the synthetic corpus many matches.
-    from memlab.datasets.beam import load_beam
-    from memlab.datasets.synthetic import SynthConfig, generate
     from memlab.embed import HashingEmbedder
     from memlab.eval.lab import Lab
     from memlab.presets import preset
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    if source == "beam":
-        ds = load_beam(beam_dir, tmp_path / "out")
-    else:
-        ds = generate(SynthConfig(days=20, seed=5), tmp_path / "synth")
+    ds = small_dataset(source, beam_dir, tmp_path)
     lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="turn", progress=None)
     # Every matched row a candidate (the study's condition; bm25's own depth is 40).
     p = preset(system, max_results=10, candidate_multiplier=200.0, max_candidates=1000)
@@ -80,13 +75,12 @@ def test_the_recomputation_is_fts5s_own_bm25_at_its_point(
 def test_keyword_inputs_refuse_an_and_query_and_a_cut_leg(
     beam_dir: Path,  # noqa: F811
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    private_cache: Path,
 ) -> None:
     from memlab.datasets.beam import load_beam
     from memlab.eval.lab import Lab
     from memlab.presets import preset
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     lab = Lab(load_beam(beam_dir, tmp_path / "out"), embedder=None, unit="turn", progress=None)
     with pytest.raises(ValueError, match="keyword_mode='and'"):
         keyword_inputs(lab, preset("openclaw"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -309,25 +310,31 @@ def test_the_new_line_variants_cover_a_radius_and_credit_a_second_line() -> None
     assert novel_variant_order(cp, cs, ce, lp, ln, ls, order, 0, 0.5).tolist() == [0, 2, 1]
 
 
+def small_dataset(source: str, beam_dir: Path, tmp_path: Path) -> Any:  # noqa: F811
+    """A small dataset for the benchmark tests: ``"beam"``, BEAM's fixture (three chats,
+    so several indexes), or ``"synthetic"``, a generated 20-day workspace (many lines and
+    matches)."""
+    from memlab.datasets.beam import load_beam
+    from memlab.datasets.synthetic import SynthConfig, generate
+
+    if source == "beam":
+        return load_beam(beam_dir, tmp_path / "out")
+    return generate(SynthConfig(days=20, seed=5), tmp_path / "synth")
+
+
 @pytest.mark.parametrize(("source", "k"), [("beam", 1), ("synthetic", 6)])
 def test_missed_evidence_counts_the_spans_recall_at_k_leaves_out(
     source: str,
     k: int,
     beam_dir: Path,  # noqa: F811
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    private_cache: Path,
 ) -> None:
-    from memlab.datasets.beam import load_beam
-    from memlab.datasets.synthetic import SynthConfig, generate
     from memlab.embed import HashingEmbedder
     from memlab.eval.evidence import evidence_ranks
     from memlab.presets import preset
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    if source == "beam":
-        ds = load_beam(beam_dir, tmp_path / "out")
-    else:
-        ds = generate(SynthConfig(days=20, seed=5), tmp_path / "synth")
+    ds = small_dataset(source, beam_dir, tmp_path)
     turn, chunk = cl.labs(ds, HashingEmbedder(dimensions=64))
     missed = cl.missed_evidence(turn, chunk, k)
     pc = preset("memlab-best-chunk")
