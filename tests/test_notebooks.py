@@ -8,6 +8,7 @@ stated conclusions rest on — fails the test with the cell's traceback.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -134,6 +135,8 @@ def test_data_notebooks_skip_cleanly_without_the_data(
     monkeypatch.setenv(variable, str(tmp_path / absent))
     nb, _ = _execute(name)
     text = _text_outputs(nb)
-    said = "LoCoMo not found" if variable == "MEMLAB_LOCOMO" else "BEAM not found"
-    assert said in text
+    # The missing set is named; a machine without ../shared misses the other one too
+    # ("LoCoMo and BEAM not found"), and the notebook must skip as cleanly.
+    said = r"LoCoMo( and BEAM)? not found" if variable == "MEMLAB_LOCOMO" else r"BEAM not found"
+    assert re.search(said, text)
     assert "notebook run time" not in text
