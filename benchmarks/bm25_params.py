@@ -38,6 +38,7 @@ Run: ``nice -n 10 .venv/bin/python benchmarks/bm25_params.py --json bm25_params.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sqlite3
 import sys
@@ -81,9 +82,10 @@ class IndexStats:
     rows: int
     rowid_of: dict[tuple[str, int, int], int]
 
-    @property
+    @functools.cached_property
     def avgdl(self) -> float:
-        """Mean tokens per row over all ``rows`` (FTS5's avgdl); 0 for an empty index."""
+        """Mean tokens per row over all ``rows`` (FTS5's avgdl); 0 for an empty index.
+        Computed once: `bm25_scores` reads it for every question and grid point."""
         return sum(self.doc_len.values()) / self.rows if self.rows else 0.0
 
 

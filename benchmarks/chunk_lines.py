@@ -504,7 +504,7 @@ def main() -> int:
     log(f"halves: {out['split']}")
     for name, (ds, tune, rep) in sets.items():
         pair = labs(ds, emb)  # one pair for the study and the analysis (cached candidates)
-        values, qids, check = study(ds, args.lines, emb, pair)
+        values, qids, check = study(ds, args.lines, pair=pair)
         rows = table(values, qids, {"tune": tune, "report": rep})
         out["sets"][name] = rows
         out["preset_vs_study"][name] = check
