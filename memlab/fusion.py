@@ -116,8 +116,10 @@ def _as_scores(scores: Any) -> np.ndarray:
 
 
 def _row_min_max(x: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    lo = np.where(present, x, np.inf).min(axis=-1, keepdims=True)
-    hi = np.where(present, x, -np.inf).max(axis=-1, keepdims=True)
+    # ``initial``: a query with no candidate (an empty workspace) is a row of width 0,
+    # whose min/max numpy cannot reduce without one; such a row has no present value.
+    lo = np.where(present, x, np.inf).min(axis=-1, keepdims=True, initial=np.inf)
+    hi = np.where(present, x, -np.inf).max(axis=-1, keepdims=True, initial=-np.inf)
     return lo, hi
 
 
@@ -210,7 +212,7 @@ def _normalize_present(
     if method == "rank":
         return 1.0 - _competition_rank(x, present) / np.maximum(n, 1)
     if method == "max":
-        denom = np.abs(xp).max(axis=-1, keepdims=True)
+        denom = np.abs(xp).max(axis=-1, keepdims=True, initial=0.0)
     else:  # "sum"
         denom = np.abs(xp).sum(axis=-1, keepdims=True)
     return np.where(denom > 0, xp / np.where(denom > 0, denom, 1.0), 0.0)
