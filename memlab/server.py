@@ -77,6 +77,18 @@ SERVING_RE = re.compile(
 )
 KW = inspect.Parameter.KEYWORD_ONLY
 GET_FROM = Annotated[int | None, Field(alias="from", description="first line, 1-based")]
+# The search arguments' ranges, in the schema a client reads (not enforced by the SDK: the
+# one rule is memlab.tools.check_search_arguments, whose message names the argument).
+SEARCH_QUERY = Annotated[str, Field(description="what to search for: a non-empty text")]
+SEARCH_MAX_RESULTS = Annotated[
+    int | None,
+    Field(
+        description="how many results at most: an integer >= 1", json_schema_extra={"minimum": 1}
+    ),
+]
+SEARCH_MIN_SCORE = Annotated[
+    float | None, Field(description="the lowest score returned: a finite number")
+]
 GET_CORPUS = Annotated[str | None, Field(description="memory, wiki or all (release 2026.9.6)")]
 
 
@@ -170,15 +182,17 @@ class MemoryService:
 
         ``corpus``: ``memory`` / ``sessions`` keep the results of that source only
         (filtered after selection, so fewer than ``maxResults`` may come back from an
-        index holding both); ``all`` or None keep every source the index covers; any
-        other value is an error payload. Stale files (changed since the last sync) add
+        index holding both); ``all`` or None keep every source the index covers. A bad
+        argument (another corpus, an empty query, ``maxResults`` below 1 …:
+        ``memlab.tools.check_search_arguments``) raises ``SearchArgumentError``, which the
+        tool answers with the protocol's error result. Stale files (changed since the last sync) add
         a ``warning``; the search does not wait for their sync. A release system
         (``memory_files`` ``openclaw-2026.9``) answers with OpenClaw 2026.9.6's shapes and
         corpora (``memlab.openclaw_current.tools.memory_search``).
         """
         from memlab.openclaw_current.tools import is_release
         from memlab.openclaw_current.tools import memory_search as release_search
-        from memlab.tools import memory_search, unavailable
+        from memlab.tools import SearchArgumentError, check_search_arguments, memory_search
 
         if is_release(self.pipeline):
             with self.lock:
@@ -194,9 +208,10 @@ class MemoryService:
                 stale = self.stale_files() if "provider" in res else []
             return self.with_stale(res, stale)
 
+        check_search_arguments(query, maxResults, minScore)
         if corpus is not None and corpus not in MCP_CORPORA:
-            return unavailable(
-                ValueError(f"corpus must be one of {', '.join(MCP_CORPORA)}, got {corpus!r}")
+            raise SearchArgumentError(
+                "corpus", f"corpus must be one of {', '.join(MCP_CORPORA)}, got {corpus!r}"
             )
         with self.lock:
             res = memory_search(
@@ -343,8 +358,11 @@ def build_server(
     """The ``MCPServer`` with the three tools bound to ``service``; with ``token``, bearer
     authentication (HTTP only: stdio has no headers) whose ``issuer`` is this server."""
     from mcp.server import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
 
+    from memlab import __version__
     from memlab.openclaw_current.tools import is_release
+    from memlab.tools import SearchArgumentError
 
     release = is_release(service.pipeline)
     auth: dict[str, Any] = {}
@@ -357,6 +375,7 @@ def build_server(
         }
     server = MCPServer(
         "memlab",
+        version=__version__,  # the client's serverInfo.version
         instructions="Search and read the workspace's memory files (MEMORY.md, memory/*.md).",
         log_level="WARNING",
         **auth,
@@ -364,15 +383,20 @@ def build_server(
 
     @server.tool(name="memory_search", structured_output=True)
     def memory_search(
-        query: str,
-        maxResults: int | None = None,
-        minScore: float | None = None,
+        query: SEARCH_QUERY,
+        maxResults: SEARCH_MAX_RESULTS = None,
+        minScore: SEARCH_MIN_SCORE = None,
         corpus: Annotated[
             str | None, Field(description="memory, sessions or all (2026.9.6: also wiki)")
         ] = None,
     ) -> dict[str, Any]:
         """Search the memory files; results carry path, line range, score and snippet."""
-        return service.search(query, maxResults, minScore, corpus)
+        try:
+            return service.search(query, maxResults, minScore, corpus)
+        except SearchArgumentError as exc:
+            # The caller's mistake, named with its range: the protocol's tool error
+            # (isError), never the "memory is unavailable" payload.
+            raise ToolError(str(exc)) from None
 
     def memory_get(**arguments: Any) -> dict[str, Any]:
         """Read a memory file (MEMORY.md or memory/*.md), optionally a line range."""

@@ -49,6 +49,62 @@ def citation(path: str, start_line: int, end_line: int) -> str:
     return f"{path}#L{start_line}-L{end_line}"
 
 
+class SearchArgumentError(ValueError):
+    """A ``memory_search`` argument outside its allowed range: the caller's mistake, not an
+    outage. ``argument`` names it as the caller spelled it (``maxResults``, ``--max-results``).
+
+    The MCP server answers it with the protocol's tool error (``isError``), the command line
+    with exit code 2; it never becomes the ``unavailable`` payload, which tells an agent
+    that memory is down.
+    """
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+# How each surface names the arguments of memory_search: the tools (MCP, Python) and the
+# command line (`memlab search QUERY --max-results N --min-score S`).
+TOOL_ARGUMENT_NAMES = {"query": "query", "maxResults": "maxResults", "minScore": "minScore"}
+CLI_ARGUMENT_NAMES = {"query": "QUERY", "maxResults": "--max-results", "minScore": "--min-score"}
+
+
+def check_search_arguments(
+    query: Any,
+    maxResults: Any = None,
+    minScore: Any = None,
+    *,
+    names: dict[str, str] = TOOL_ARGUMENT_NAMES,
+) -> None:
+    """The one rule for ``memory_search``'s arguments, wherever they come from (the MCP
+    tool, ``memlab search``, Python): raises ``SearchArgumentError`` naming the first bad one.
+
+    ``query``: a string holding a non-blank character (an empty or blank query is refused
+    everywhere, the same way); ``maxResults``: None or an integer >= ``MIN_MAX_RESULTS`` (1),
+    the pipeline's ``max_results`` rule; ``minScore``: None or a finite number, the
+    pipeline's ``min_score`` rule. ``names`` spells the arguments as the caller knows them.
+    """
+    from memlab.pipeline.base import MIN_MAX_RESULTS, check_finite, check_integer
+
+    if not isinstance(query, str) or not query.strip():
+        shown = query if isinstance(query, str) else type(query).__name__
+        raise SearchArgumentError(
+            names["query"],
+            f"{names['query']} must be a non-empty text (a word to search for), got {shown!r}",
+        )
+    checks = (
+        ("maxResults", maxResults, lambda n, v: check_integer(n, v, MIN_MAX_RESULTS)),
+        ("minScore", minScore, check_finite),
+    )
+    for key, value, check in checks:
+        if value is None:
+            continue
+        try:
+            check(names[key], value)
+        except ValueError as exc:
+            raise SearchArgumentError(names[key], str(exc)) from None
+
+
 def memory_search(
     index: MemoryIndex,
     query: str,
@@ -70,17 +126,18 @@ def memory_search(
     rebuilt from the Markdown and searched again. Citations ``auto`` (memlab
     has no chat context, so ``auto`` behaves as ``on``) and ``on`` append
     ``\\n\\nSource: path#L5-L7`` to the snippet and set ``citation``; ``off``
-    leaves both out. Any failure (empty query, unusable index, provider error)
-    yields ``{results: [], disabled: true, unavailable: true, error, warning,
-    action}``.
+    leaves both out. A bad argument (an empty query, ``maxResults`` below 1, a minScore
+    that is not a finite number: ``check_search_arguments``) raises
+    ``SearchArgumentError``: it is the caller's mistake, not an outage. Any failure (an
+    unusable index, a provider error without a keyword leg to fall back on) yields
+    ``{results: [], disabled: true, unavailable: true, error, warning, action}``.
     """
     from memlab.pipeline import openclaw
 
+    check_search_arguments(query, maxResults, minScore)
     try:
         if citations not in CITATION_MODES:
             raise ValueError(f"citations must be one of {', '.join(CITATION_MODES)}")
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query required")
         p = with_limits(pipeline or openclaw(), maxResults, minScore)
         outcome = search_with_fallback(index, p, query, now=now)
         p = outcome.pipeline

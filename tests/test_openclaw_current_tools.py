@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from memlab.openclaw_current import tools as rt
+from memlab.tools import SearchArgumentError
 from memlab.tools import memory_get as legacy_get
 from tests.conftest import cli
 
@@ -254,10 +255,9 @@ def test_release_search_corpus_and_failures(index: Any) -> None:
     assert (
         sess["unavailable"] is True and sess["error"] == "Session transcript search is not enabled."
     )
-    bad = rt.memory_search(index, "gateway", corpus="web", pipeline=p)
-    assert (
-        bad["unavailable"] and "corpus must be one of: memory, wiki, all, sessions" in bad["error"]
-    )
+    # a bad argument is the caller's mistake, not an outage (issue 29, item 5)
+    with pytest.raises(SearchArgumentError, match="corpus must be one of: memory, wiki, all"):
+        rt.memory_search(index, "gateway", corpus="web", pipeline=p)
     one = rt.memory_search(index, "gateway", maxResults=1, minScore=0, pipeline=p, now=NOW)
     assert len(one["results"]) == 1
     kw = rt.memory_search(index, "gateway", minScore=0, pipeline=p.replace(vector=False), now=NOW)

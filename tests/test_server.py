@@ -99,10 +99,11 @@ async def exercise(client: Client, ws: Path) -> None:
     assert [r["path"] for r in mem["results"]][:1] == ["memory/notes.md"]
     sess = await search(client, "hiking", corpus="sessions")
     assert sess["results"] == [] and "does not cover sessions" in sess["warning"]
-    bad = await search(client, "hiking", corpus="web")
-    assert bad["unavailable"] is True and "corpus must be one of" in bad["error"]
-    empty = await search(client, "  ")
-    assert empty["results"] == [] and empty["unavailable"] is True
+    # bad arguments: the protocol's tool error (tests/test_search_arguments.py has the rest)
+    bad = await client.call_tool("memory_search", {"query": "hiking", "corpus": "web"})
+    assert bad.is_error and "corpus must be one of" in bad.content[0].text
+    empty = await client.call_tool("memory_search", {"query": "  "})
+    assert empty.is_error and "query must be a non-empty text" in empty.content[0].text
 
     got = data(await client.call_tool("memory_get", {"path": "memory/notes.md"}))
     assert got == {"text": NOTES, "path": "memory/notes.md"}

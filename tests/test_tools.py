@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.index import MemoryIndex
-from memlab.tools import citation, memory_get, memory_path_refusal, memory_search
+from memlab.tools import (
+    SearchArgumentError,
+    citation,
+    memory_get,
+    memory_path_refusal,
+    memory_search,
+)
 from tests.conftest import write
 
 
@@ -51,9 +58,40 @@ def test_snippet_is_700_utf16_units(tmp_path: Path, hashing) -> None:
 
 
 def test_search_failure_payload(index: MemoryIndex) -> None:
-    out = memory_search(index, "   ")
+    """An outage (a provider down under a system without a keyword leg to fall back on)
+    answers OpenClaw's payload."""
+    from memlab.embed import EmbeddingError
+    from memlab.presets import preset
+
+    class Down:
+        provider, model = index.embedder.provider, index.embedder.model
+        dimensions, identity_key = index.embedder.dimensions, index.embedder.identity_key
+
+        def embed_query(self, text: str) -> None:
+            raise EmbeddingError("provider down")
+
+    index.embedder = Down()
+    out = memory_search(index, "gateway", pipeline=preset("vector"))
     assert out["results"] == [] and out["disabled"] and out["unavailable"]
     assert {"error", "warning", "action"} <= set(out)
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("",), "query must be a non-empty text"),
+        (("   ",), "query must be a non-empty text"),
+        (("tea", -3), "maxResults must be an integer >= 1, got -3"),
+        (("tea", 0), "maxResults must be an integer >= 1, got 0"),
+        (("tea", 2.5), "maxResults must be an integer >= 1, got 2.5"),
+        (("tea", None, float("nan")), "minScore must be a finite number, got nan"),
+    ],
+)
+def test_bad_arguments_are_the_callers_mistake(index: MemoryIndex, args, named) -> None:
+    """A bad argument raises SearchArgumentError naming it and its range (issue 29, item 5),
+    never the unavailable payload an outage gets."""
+    with pytest.raises(SearchArgumentError, match=re.escape(named)):
+        memory_search(index, *args)
 
 
 def test_get_rules(small_workspace: Path, tmp_path: Path) -> None:

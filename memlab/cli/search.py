@@ -140,8 +140,20 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memlab.openclaw_current.tools import corpus_answer, in_corpus, is_release
     from memlab.openclaw_current.tools import memory_search as release_search
     from memlab.pipeline import explain
-    from memlab.tools import memory_search, search_with_fallback
+    from memlab.tools import (
+        CLI_ARGUMENT_NAMES,
+        SearchArgumentError,
+        check_search_arguments,
+        memory_search,
+        search_with_fallback,
+    )
 
+    try:  # the tools' rule, with the command line's names for the arguments
+        check_search_arguments(
+            args.query, args.max_results, args.min_score, names=CLI_ARGUMENT_NAMES
+        )
+    except SearchArgumentError as exc:
+        raise CliError(str(exc)) from None
     cfg = load_config(args)  # read once: the pipeline and the index both use it
     pipeline = build_pipeline(args, cfg)
     wanted = pipeline.retrieval_spec().fts_tokenizer

@@ -25,7 +25,9 @@ from memlab.openclaw_current.chunks import utf16_prefix
 from memlab.rerank import snippet as make_snippet
 from memlab.textquery import utf16_len  # re-exported: the one definition
 from memlab.tools import (
+    SearchArgumentError,
     answer_fields,
+    check_search_arguments,
     citation,
     resolve_memory_path,
     search_with_fallback,
@@ -260,7 +262,10 @@ def corpus_answer(index: MemoryIndex, corpus: str | None) -> dict[str, Any] | No
     and ``memlab search``'s plain, ``--explain`` and ``--json`` output.
     """
     if corpus is not None and corpus not in OPENCLAW_CURRENT_CORPORA:
-        raise ValueError(f"corpus must be one of: {', '.join(OPENCLAW_CURRENT_CORPORA)}")
+        raise SearchArgumentError(
+            "corpus",
+            f"corpus must be one of: {', '.join(OPENCLAW_CURRENT_CORPORA)}, got {corpus!r}",
+        )
     if corpus == "wiki":
         return {"results": [], **_corpora({"corpus": "wiki", "outcome": "not-registered"})}
     if corpus == "sessions" and "sessions" not in index.sources:
@@ -299,19 +304,20 @@ def memory_search(
     ``corpus``: None/``all``/``memory`` search the memory files (``memory`` keeps memory
     hits only, ``all`` adds ``corpora`` for memory and the unregistered wiki);
     ``sessions`` keeps session hits, or answers unavailable when the index holds no
-    sessions; ``wiki`` → no results with the not-registered warning; another value or any
-    failure → the unavailable payload (``memlab.tools.unavailable``).
+    sessions; ``wiki`` → no results with the not-registered warning. A bad argument (another
+    corpus, an empty query, ``maxResults`` below 1: ``memlab.tools.check_search_arguments``)
+    raises ``SearchArgumentError``; any other failure → the unavailable payload
+    (``memlab.tools.unavailable``).
     """
+    check_search_arguments(query, maxResults, minScore)
+    early = corpus_answer(index, corpus)  # an unknown corpus: SearchArgumentError
     try:
         if citations not in CITATION_MODES:
             raise ValueError(f"citations must be one of {', '.join(CITATION_MODES)}")
-        early = corpus_answer(index, corpus)
         if early is not None:
             if corpus == "wiki":  # the release's key order: results, citations, corpora
                 early = {"results": [], "citations": citations, **early}
             return early
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query required")
         p = with_limits(pipeline, maxResults, minScore)
         outcome = search_with_fallback(index, p, query, now=now)
     except Exception as exc:  # the tool must answer, whatever failed

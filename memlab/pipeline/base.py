@@ -77,7 +77,11 @@ if TYPE_CHECKING:
 
     from memlab.index import MemoryIndex
 
-__all__ = ["Pipeline", "Ranking"]
+__all__ = ["MIN_MAX_RESULTS", "Pipeline", "Ranking", "check_finite", "check_integer"]
+
+# The fewest results a search may ask for: the rule of `max_results`, of `--max-results`
+# and of the tools' `maxResults` (memlab.tools.check_search_arguments).
+MIN_MAX_RESULTS = 1
 
 
 @dataclass
@@ -167,7 +171,7 @@ class Pipeline:
         _choice("decay", self.decay, DECAY_RULES)
         _choice("decay_kind", self.decay_kind, DECAY_KINDS)
         _choice("mmr", self.mmr, MMR_KINDS)
-        _integer("max_results", self.max_results, 1)
+        _integer("max_results", self.max_results, MIN_MAX_RESULTS)
         _integer("max_candidates", self.max_candidates, 1)
         _unit("vector_weight", self.vector_weight)
         _unit("text_weight", self.text_weight)
@@ -585,7 +589,9 @@ def _choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
 
 
-def _finite(name: str, value: Any) -> None:
+def check_finite(name: str, value: Any) -> None:
+    """ValueError ``NAME must be a finite number, got V`` unless ``value`` is an int or a
+    float (not a bool) that is neither NaN nor ±inf."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
 
@@ -596,6 +602,12 @@ def _unit(name: str, value: Any) -> None:
         raise ValueError(f"{name} must be in [0, 1], got {value}")
 
 
-def _integer(name: str, value: Any, minimum: int) -> None:
+def check_integer(name: str, value: Any, minimum: int) -> None:
+    """ValueError ``NAME must be an integer >= MINIMUM, got V`` unless ``value`` is an int
+    (not a bool, not a float such as 2.0) of at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+# The names Pipeline._validate reads (one rule with the public checks above).
+_finite, _integer = check_finite, check_integer
