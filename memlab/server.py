@@ -302,6 +302,7 @@ class MemoryService:
             "files": st["files"],
             "chunks": st["chunks"],
             "stale_files": st["dirty_files"],
+            "skipped_files": st["skipped_files"],
             "fingerprint_current": st["fingerprint_current"],
             "last_sync": st["last_sync"],
             "pipeline": self.pipeline.name,

@@ -28,12 +28,19 @@ class WorkspaceError(ValueError):
 
 
 class MemoryFileError(OSError):
-    """One memory file could not be read or decoded; the others are unaffected."""
+    """One memory file could not be read or decoded; the others are unaffected.
 
-    def __init__(self, path: str, reason: str) -> None:
+    ``stat``: the file's own ``lstat``/``fstat`` when the failure was met after the file was
+    found (not UTF-8, not a regular file, a symlink, permission denied), None when there was
+    no file to stat (vanished, a folder on its path swapped for a symlink). A sync remembers
+    a file skipped with a stat, so it is not "changed" again until that stat moves.
+    """
+
+    def __init__(self, path: str, reason: str, stat: os.stat_result | None = None) -> None:
         super().__init__(f"{path}: {reason}")
         self.path = path
         self.reason = reason
+        self.stat = stat
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,14 +302,16 @@ def _open_regular(
         except OSError as exc:
             raise _open_error(name, exc) from None
         if stat.S_ISLNK(st.st_mode):
-            raise MemoryFileError(name, "is a symlink (never followed)")
+            raise MemoryFileError(name, "is a symlink (never followed)", st)
         if not stat.S_ISREG(st.st_mode):
-            raise MemoryFileError(name, "not a regular file")
+            raise MemoryFileError(name, "not a regular file", st)
         flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
         try:
             fd = os.open(target, flags, dir_fd=dir_fd)
         except OSError as exc:
-            raise _open_error(name, exc) from None
+            err = _open_error(name, exc)
+            err.stat = st  # permission denied: a chmod moves its ctime, and it is read again
+            raise err from None
     finally:
         if dir_fd is not None:
             os.close(dir_fd)
@@ -334,7 +343,7 @@ def read_file_bytes(
             try:
                 block = os.read(fd, 1 << 20)
             except OSError as exc:
-                raise MemoryFileError(name, exc.strerror or str(exc)) from None
+                raise MemoryFileError(name, exc.strerror or str(exc), st) from None
             if not block:
                 break
             chunks.append(block)
@@ -402,10 +411,14 @@ def read_memory_file(
     ``root`` either —, no FIFO or device, stat taken before the read). Decoding:
     ``decode_memory_text`` (strict UTF-8, UTF-8 BOM dropped, lone CR → LF, CRLF and NUL
     kept). ``hash`` is sha256 of the text as indexed. Raises ``MemoryFileError`` (with the
-    path and a reason) for a missing, unreadable, non-regular, UTF-16/32 or non-UTF-8
-    file; callers report it and go on with the other files.
+    path, a reason and, when the file was there, its ``stat``) for a missing, unreadable,
+    non-regular, UTF-16/32 or non-UTF-8 file; callers report it and go on with the others.
     """
     name = display_path or str(abspath)
     data, st = read_file_bytes(abspath, name, root=root)
-    text = decode_memory_text(data, name)
+    try:
+        text = decode_memory_text(data, name)
+    except MemoryFileError as exc:
+        exc.stat = st  # the stat taken before the read: the bytes that did not decode
+        raise
     return FileText(text=text, hash=sha256_text(text), mtime=st.st_mtime, size=st.st_size)

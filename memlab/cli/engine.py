@@ -219,6 +219,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     )
     if st["dirty_files"]:
         print("changed since last sync: " + ", ".join(st["dirty_files"][:10]))
+    if st["skipped_files"]:
+        print(f"skipped (not indexed; read again once changed): {len(st['skipped_files'])}")
+        for item in st["skipped_files"]:
+            print(f"  {item['path']}: {item['reason']}")
     return 0
 
 

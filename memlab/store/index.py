@@ -51,7 +51,7 @@ from memlab.store.schema import (
     file_ident,
     open_db,
 )
-from memlab.store.sync import SyncReport, stale_files
+from memlab.store.sync import SyncReport, skipped_files, stale_files
 from memlab.store.table import ChunkTable, fetch_texts, load_table
 from memlab.store.writer import IndexWriter
 from memlab.vocab import FTS_TOKENIZE, LINE_VIEW_MEMORY_FILES, SOURCES, VECTOR_BACKENDS
@@ -407,8 +407,10 @@ class MemoryIndex(IndexWriter):
 
     def status(self) -> dict[str, Any]:
         """Index path and identity, fingerprint, counts, truncated chunks, whether files
-        changed since the last sync (``stale_files``, line views included) and the line
-        views beside this index (``line_views``: {tokenizer: path}, on disk only)."""
+        changed since the last sync (``stale_files``, line views included), the files the
+        last sync skipped and why (``skipped_files``: ``[{path, reason}]``, sorted; they do
+        not make the index dirty until they change) and the line views beside this index
+        (``line_views``: {tokenizer: path}, on disk only)."""
         conn = self.connect()
         stored = self.stored_fingerprint()
         dirty_files = self.stale_files()
@@ -431,6 +433,10 @@ class MemoryIndex(IndexWriter):
             "last_sync": float(last[0]) if last else None,
             "dirty": bool(dirty_files) or not fingerprints_match(stored, self.fingerprint()),
             "dirty_files": dirty_files,
+            "skipped_files": [
+                {"path": path, "reason": rec["reason"]}
+                for path, rec in sorted(skipped_files(conn, self.db_path).items())
+            ],
             "line_views": {v.fts_tokenizer: str(v.db_path) for v in self.existing_line_views()},
         }
 

@@ -46,16 +46,24 @@ if TYPE_CHECKING:
     from memlab.embed import Embedder
 
 __all__ = [
+    "SKIPPED_META",
     "EmbedderSwitched",
     "SyncReport",
     "full_reindex",
     "read_source",
     "remove_stale_builds",
     "set_aside_unusable",
+    "skip_stamp",
+    "skipped_files",
     "stale_files",
     "sync_into",
     "writer_lock",
 ]
+
+
+# meta key of the files the last sync skipped: JSON {path: {reason, mtime, size, ctime}},
+# the stat seen when each was skipped (``skipped_files``).
+SKIPPED_META = "skipped_files"
 
 
 class EmbedderSwitched(Exception):
@@ -256,6 +264,7 @@ def sync_into(
     # the same text): their row is refreshed so `stale_files` stops reporting them.
     touched: list[tuple[float, int, str]] = []
     seen: set[str] = set()
+    skipped: dict[str, dict[str, Any]] = {}
     for f in progress_items(list(files), show, "files", unit="file"):
         seen.add(f.path)
         try:
@@ -263,6 +272,9 @@ def sync_into(
         except (MemoryFileError, OSError) as exc:
             reason = exc.reason if isinstance(exc, MemoryFileError) else str(exc)
             report.files_failed.append((f.path, reason))
+            st = exc.stat if isinstance(exc, MemoryFileError) else None
+            if st is not None:  # remembered: not "changed" again until this stat moves
+                skipped[f.path] = {"reason": reason, **skip_stamp(st)}
             # Keep the last good rows of a file that is briefly unreadable.
             continue
         if f.path in stored and stored[f.path][0] == file_hash:
@@ -358,6 +370,7 @@ def sync_into(
                 (f.path, f.source, file_hash, mtime, size),
             )
         conn.executemany("UPDATE files SET mtime = ?, size = ? WHERE path = ?", touched)
+        set_meta(conn, SKIPPED_META, json.dumps(skipped, sort_keys=True))
         set_meta(conn, "next_rowid", str(next_rowid))
         set_meta(conn, "fingerprint", json.dumps(fingerprint(), sort_keys=True))
         set_meta(conn, "memlab_version", __version__)
@@ -368,18 +381,39 @@ def sync_into(
     return report
 
 
+def skip_stamp(st: os.stat_result) -> dict[str, float]:
+    """What a skipped file is remembered by: ``{mtime, size, ctime}`` of its stat. ctime
+    too, so that a change of the file that leaves mtime and size alone (a ``chmod`` that
+    makes it readable) counts as a change."""
+    return {"mtime": st.st_mtime, "size": st.st_size, "ctime": st.st_ctime}
+
+
+def skipped_files(conn: sqlite3.Connection, db_path: Path) -> dict[str, dict[str, Any]]:
+    """The files the last sync skipped: ``{path: {reason, mtime, size, ctime}}`` (``{}`` for
+    an index synced before this record existed). SQLite errors are mapped by
+    ``db_error``."""
+    try:
+        raw = get_meta(conn, SKIPPED_META)
+    except sqlite3.DatabaseError as exc:
+        raise db_error(db_path, exc) from exc
+    return json.loads(raw) if raw else {}
+
+
 def stale_files(
     conn: sqlite3.Connection, db_path: Path, discover: Callable[[], Sequence[MemoryFile]]
 ) -> list[str]:
     """Display paths of the ``discover()``ed files whose ``lstat`` (mtime, size) differs
     from the ``files`` table (new files included), plus indexed paths no longer
-    discovered; sorted, ``[]`` = in step. A file that cannot be stat'ed is left out. No
-    file is opened; SQLite errors are mapped by ``db_error``."""
+    discovered; sorted, ``[]`` = in step. A file the last sync skipped (not UTF-8, a
+    symlink, permission denied: ``skipped_files``) is in step while its (mtime, size, ctime)
+    are those it was skipped with, whatever rows it had before. A file that cannot be
+    stat'ed is left out. No file is opened; SQLite errors are mapped by ``db_error``."""
     try:
         rows = conn.execute("SELECT path, mtime, size FROM files").fetchall()
     except sqlite3.DatabaseError as exc:
         raise db_error(db_path, exc) from exc
     indexed = {r[0]: (r[1], r[2]) for r in rows}
+    skipped = skipped_files(conn, db_path)
     dirty: list[str] = []
     current = discover()
     for f in current:
@@ -387,7 +421,10 @@ def stale_files(
             st = f.abspath.lstat()
         except OSError:
             continue
-        if indexed.get(f.path) != (st.st_mtime, st.st_size):
+        if indexed.get(f.path) == (st.st_mtime, st.st_size):
+            continue
+        known = skipped.get(f.path)
+        if known is None or {k: known[k] for k in ("mtime", "size", "ctime")} != skip_stamp(st):
             dirty.append(f.path)
     seen = {f.path for f in current}
     dirty.extend(p for p in indexed if p not in seen)
