@@ -347,6 +347,7 @@ def index_options(
     fts_tokenizer: str | None = None,
     extra: Sequence[str] = (),
     local_backend: str = DEFAULT_LOCAL_BACKEND,
+    embed_timeout: float | None = None,
     **overrides: Any,
 ) -> dict[str, Any]:
     """The ``MemoryIndex`` keyword arguments of OpenClaw settings: the one translation
@@ -366,7 +367,8 @@ def index_options(
     ``chunk_overlap``, ``db_path``, ``fts_tokenizer``; ``extra`` paths are added after
     the config's ``extraPaths``; ``local_backend`` runs the packaged model with ``torch``
     (sentence-transformers) or ``onnx`` (onnxruntime: no torch on the query path, the same
-    vectors and index identity). Any other keyword is a ``MemoryIndex`` argument and wins
+    vectors and index identity); ``embed_timeout`` (seconds, None = the provider's default)
+    bounds each request to a remote provider. Any other keyword is a ``MemoryIndex`` argument and wins
     as given (``embedder=...`` skips building one; ``chunker=``, ``extra_paths=`` replace).
     Building the embedder reads no model (construction is lazy), but an unusable
     provider raises here (``EmbeddingError``/``ValueError``).
@@ -383,6 +385,7 @@ def index_options(
                 "base_url": cfg.remote_base_url,
                 "api_key": cfg.remote_api_key,
                 "headers": cfg.remote_headers,
+                "timeout": embed_timeout,
             }
         fallback = None if provider or cfg.fallback == "none" else cfg.fallback
         options["embedder"] = resolve_embedder(

@@ -7,8 +7,8 @@ Three tools, built on the official Python SDK (``mcp`` >= 2, ``MCPServer``):
   the pipeline the command line would run;
 - ``memory_get`` — ``memlab.tools.memory_get`` (``path``, ``from``, ``lines``), with the
   path rules of ``memlab get``: a refused path answers ``{error: "path required", path}``;
-- ``memory_status`` — index path, identity, file and chunk counts, stale files, the
-  watcher's last sync.
+- ``memory_status`` — index path, identity, file and chunk counts, stale and skipped files,
+  the watcher's last sync, and what is degraded and why (``degraded``).
 
 Freshness and concurrency. Two ``MemoryIndex`` objects: the *writer* belongs to a
 ``memlab.watch`` thread (settle + debounce, then an incremental sync); the *reader*
@@ -18,6 +18,14 @@ so a search never waits for a sync: the wait bound is 0 s (``SYNC_WAIT_S``). A s
 made while files changed since the last sync is answered from the index as last
 synced, with a ``warning`` naming the stale files; the watcher picks them up within
 ``settle + debounce``.
+
+Failures. The server starts whatever the embedding provider does: the first sync runs in
+the watcher thread, and ``start`` waits for it at most ``STARTUP_WAIT_S``. A sync that
+fails is retried in the background (``memlab.watch``: ``min(60, debounce · 2ⁿ)`` s); the
+reader's query embedder is a ``memlab.embed.guard.GuardedEmbedder``, so a provider that
+fails or hangs past its timeout makes ``memory_search`` answer from the keyword leg at once
+(OpenClaw's keyword-only mode, with the command line's notice) until a background probe
+finds it answering again. ``memory_status`` lists what is degraded, why and since when.
 
 HTTP: Streamable HTTP on ``127.0.0.1`` unless told otherwise, with the SDK's
 DNS-rebinding protection (``Host`` and ``Origin`` checked against the listening host
@@ -49,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUERY_THREADS",
+    "STARTUP_WAIT_S",
     "SYNC_WAIT_S",
     "MemoryService",
     "announce_serving",
@@ -61,6 +70,9 @@ __all__ = [
 
 # How long a search may wait for a sync, in seconds: never (see the module docstring).
 SYNC_WAIT_S = 0.0
+# How long ``start`` waits for the first sync before serving anyway (a provider that hangs
+# must not keep the server from starting; the sync goes on in the background).
+STARTUP_WAIT_S = 10.0
 # How old the stale-files list a search reports may be, in seconds.
 STALE_CHECK_S = 1.0
 # Intra-op threads of the reader's query embedder (onnxruntime). One short query is too small
@@ -96,9 +108,11 @@ class MemoryService:
     """The state behind the tools: a reader index under a lock, a watcher with its own
     writer index, the pipeline and the ``memory_get`` extra paths.
 
-    ``start()`` syncs once (the caller waits: the first search then has an index) and
-    starts the watcher thread; ``stop()`` ends it. Every method is safe to call from
-    many threads at once.
+    ``start()`` starts the watcher thread, whose first act is a sync, and waits for that
+    sync (at most ``STARTUP_WAIT_S``: the first search then has an index, unless the
+    provider fails or hangs); ``stop()`` ends it. The reader's embedder is wrapped in a
+    ``GuardedEmbedder`` (a deadline, then keyword-only answers while the provider is down).
+    Every method is safe to call from many threads at once.
     """
 
     def __init__(
@@ -121,37 +135,61 @@ class MemoryService:
         self.stop_event = threading.Event()
         self.thread: threading.Thread | None = None
         self.last_sync: dict[str, Any] | None = None
+        self.sync_error: dict[str, Any] | None = None
+        self.first_sync = threading.Event()
         self.stale: list[str] = []
         self.stale_at: float | None = None
         single_query_threads(reader.embedder)
+        self.guard = self.guard_reader()
+
+    def guard_reader(self) -> Any:
+        """Wrap the reader's embedder in a ``GuardedEmbedder`` (its own timeout as the
+        deadline; probes from the watcher's first retry wait up to ``RETRY_MAX_S``); None
+        for a keyword-only index."""
+        from memlab.embed.guard import GuardedEmbedder
+        from memlab.watch import RETRY_MAX_S
+
+        e = getattr(self.reader, "embedder", None)
+        if e is None:
+            return None
+        if not isinstance(e, GuardedEmbedder):
+            first = max(self.debounce_ms / 1000, 0.1) * 2
+            e = GuardedEmbedder(e, retry_s=first, retry_max_s=RETRY_MAX_S)
+            self.reader.embedder = e
+        return e
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> None:
-        """Sync the index once (blocking) — and build the line view of a system that ranks
-        chunks by their best line (``best_line``) — then keep it fresh in a daemon thread
-        (each watcher sync of the index also syncs its line views)."""
-        report = self.writer.ensure_synced(files=True)
-        if report is not None:
-            self.record(report)
-        if self.pipeline.best_line:  # build the line view now, not in the first tool call
-            self.pipeline.line_index(self.writer)
+    def start(self, wait: float = STARTUP_WAIT_S) -> None:
+        """Start the watcher thread (its first act: build the line view of a system that
+        ranks chunks by their best line, then sync) and wait up to ``wait`` seconds for that
+        first sync; a failing or slow one goes on, and is retried, in the background."""
         self.thread = threading.Thread(target=self.watch, name="memlab-mcp-watch", daemon=True)
         self.thread.start()
+        self.first_sync.wait(wait)
 
     def watch(self) -> None:
-        """The watcher thread's body: ``memlab.watch.watch`` on the writer index."""
+        """The watcher thread's body: the line view (``best_line`` systems: built now, not in
+        the first tool call; a failure is recorded and the watcher's syncs, which sync the
+        line views too, retry it), then ``memlab.watch.watch`` on the writer index."""
         from memlab.watch import watch
 
+        if self.pipeline.best_line:
+            try:
+                self.pipeline.line_index(self.writer)
+            except Exception as exc:  # e.g. the provider is down: the watcher retries
+                self.failed(exc, 0.0)
         watch(
             self.writer,
             debounce_ms=self.debounce_ms,
             settle_ms=self.settle_ms,
             on_sync=self.record,
+            on_error=self.failed,
             stop=self.stop_event,
         )
 
     def record(self, report: SyncReport) -> None:
-        """Keep the last sync's summary for ``memory_status``."""
+        """Keep the last sync's summary for ``memory_status``; a sync that went through
+        ends a sync outage."""
         self.last_sync = {
             "at": time.time(),
             "files_changed": report.files_changed,
@@ -160,10 +198,35 @@ class MemoryService:
             "embedded": report.embedded,
             "seconds": round(report.seconds, 3),
         }
+        self.sync_error = None
+        self.stale_at = None  # the stale list a search reports is re-checked after a sync
+        self.first_sync.set()
+
+    def failed(self, exc: BaseException, retry_in: float) -> None:
+        """Record a failed sync for ``memory_status`` and the search warnings: the error,
+        since when syncs fail, how many did, when the next try is. An ``EmbeddingError``
+        also marks the reader's provider down, so searches answer keyword-only at once
+        instead of each waiting for the provider."""
+        from memlab.embed import EmbeddingError
+
+        now = time.time()
+        prev = self.sync_error or {}
+        self.sync_error = {
+            "error": f"{type(exc).__name__}: {exc}",
+            "since": prev.get("since", now),
+            "failures": prev.get("failures", 0) + 1,
+            "next_retry_at": now + retry_in,
+        }
+        if isinstance(exc, EmbeddingError) and self.guard is not None:
+            self.guard.mark_down(exc)
+        self.first_sync.set()
 
     def stop(self) -> None:
-        """Stop the watcher (waits up to 5 s for it) and close both indexes."""
+        """Stop the watcher (waits up to 5 s for it) and the provider probe, and close both
+        indexes."""
         self.stop_event.set()
+        if self.guard is not None:
+            self.guard.close()
         if self.thread is not None:
             self.thread.join(timeout=5)
         with self.lock:
@@ -230,16 +293,22 @@ class MemoryService:
             res["results"] = [r for r in res["results"] if r.get("source") == corpus]
         return self.with_stale(res, stale)
 
-    @staticmethod
-    def with_stale(res: dict[str, Any], stale: list[str]) -> dict[str, Any]:
-        """``res`` with a ``warning`` naming the stale files (up to 10), when there are any."""
+    def with_stale(self, res: dict[str, Any], stale: list[str]) -> dict[str, Any]:
+        """``res`` with a ``warning`` naming the stale files (up to 10), when there are any,
+        and why they are stale: the watcher syncs them shortly, or syncs fail (the error)."""
         if stale:
             shown = ", ".join(stale[:10]) + (
                 f" and {len(stale) - 10} more" if len(stale) > 10 else ""
             )
+            err = self.sync_error
+            why = (
+                "the watcher syncs them shortly"
+                if err is None
+                else f"syncing fails, retried in the background: {err['error']}"
+            )
             note = (
                 f"{len(stale)} file(s) changed since the last sync are searched as last"
-                f" indexed (the watcher syncs them shortly): {shown}"
+                f" indexed ({why}): {shown}"
             )
             res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
         return res
@@ -292,10 +361,11 @@ class MemoryService:
 
     def status(self) -> dict[str, Any]:
         """``memory_status``: ``MemoryIndex.status()`` essentials, the pipeline, the
-        watcher's state and the sync wait bound."""
+        watcher's state, the sync wait bound and ``degraded`` (``degraded_parts``)."""
         with self.lock:
             st = self.reader.status()
         return {
+            "degraded": self.degraded_parts(len(st["dirty_files"])),
             "workspace": st["workspace"],
             "index_path": st["index_path"],
             "identity": st["identity"],
@@ -312,10 +382,42 @@ class MemoryService:
             "sync_wait_seconds": SYNC_WAIT_S,
         }
 
+    def degraded_parts(self, n_stale: int) -> list[dict[str, Any]]:
+        """What works less than it should, and why: ``[{what, why, since, effect}]``, empty
+        when all is well. ``embedding provider`` (the reader's guard has it down: searches
+        answer keyword-only) and ``sync`` (the watcher's syncs fail: ``n_stale`` changed
+        files are searched as last indexed until one goes through). ``since``: Unix
+        seconds."""
+        parts: list[dict[str, Any]] = []
+        down = self.guard.status() if self.guard is not None else None
+        if down is not None:
+            parts.append(
+                {
+                    "what": "embedding provider",
+                    "why": down["error"],
+                    "since": down["since"],
+                    "effect": "memory_search answers from the keyword leg alone (mode"
+                    " fts-only, fallback true); the provider is checked in the background",
+                }
+            )
+        err = self.sync_error
+        if err is not None:
+            wait = max(0.0, err["next_retry_at"] - time.time())
+            parts.append(
+                {
+                    "what": "sync",
+                    "why": err["error"],
+                    "since": err["since"],
+                    "effect": f"{n_stale} changed file(s) are searched as last indexed;"
+                    f" {err['failures']} sync(s) failed, next try in {wait:.1f} s",
+                }
+            )
+        return parts
+
 
 def single_query_threads(embedder: Any, threads: int = QUERY_THREADS) -> bool:
     """Run an onnxruntime embedder (``OnnxEmbedder``; a ``FallbackEmbedder``'s primary and
-    fallback too) that has not loaded yet on one session of ``threads`` intra-op threads.
+    fallback too; a ``GuardedEmbedder``'s inner one) that has not loaded yet on one session of ``threads`` intra-op threads.
 
     For the reader index, which embeds one query per call. ``OnnxEmbedder``'s default
     (``sessions=None``) already runs a one-batch call on one single-thread session; this
@@ -328,7 +430,7 @@ def single_query_threads(embedder: Any, threads: int = QUERY_THREADS) -> bool:
     if embedder is None:
         return False
     if not isinstance(embedder, OnnxEmbedder):
-        inner = [getattr(embedder, k, None) for k in ("primary", "fallback")]
+        inner = [getattr(embedder, k, None) for k in ("primary", "fallback", "inner")]
         # a list, not a generator: both parts are set, whatever the first one answers
         return any([single_query_threads(e, threads) for e in inner if e is not embedder])
     if embedder.loaded or (embedder.threads, embedder.sessions) == (threads, 1):

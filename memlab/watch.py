@@ -67,6 +67,7 @@ def watch(
     settle_ms: int = 1500,
     max_seconds: float | None = None,
     on_sync: Callable[[SyncReport], Any] | None = None,
+    on_error: Callable[[BaseException, float], Any] | None = None,
     stop: threading.Event | None = None,
     verbose: bool = True,
 ) -> None:
@@ -77,6 +78,8 @@ def watch(
     1500/1500). Extra paths are watched too. A failing sync is reported and retried,
     the n-th consecutive failure after ``min(60, debounce · 2**n)`` seconds: the watcher
     keeps running and the changes it missed are not lost even when no event follows.
+    ``on_sync(report)`` is called after each sync, ``on_error(exc, retry_in_s)`` after each
+    failed one. Ctrl-C stops the watcher and is raised again (``memlab watch`` exits 130).
     """
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
@@ -126,6 +129,8 @@ def watch(
             # further event may ever come for them (e.g. the writer lock was busy).
             retry_at = time.monotonic() + wait
             dirty.mark()
+            if on_error is not None:
+                on_error(exc, wait)
             return
         failures = 0
         retry_at = 0.0
@@ -143,13 +148,13 @@ def watch(
         if target.exists() and not _under(str(target), ws):
             observer.schedule(Handler(), str(target), recursive=True)
     observer.start()
-    # Sync only once events are being observed: an edit made during the first
-    # sync then still marks the index dirty.
-    run_sync()
-    log(f"memlab watch: watching {ws} (Ctrl-C to stop)")
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     stop = stop or threading.Event()
     try:
+        # Sync only once events are being observed: an edit made during the first
+        # sync then still marks the index dirty.
+        run_sync()
+        log(f"memlab watch: watching {ws} (Ctrl-C to stop)")
         while not stop.is_set():
             if deadline is not None and time.monotonic() >= deadline:
                 break
@@ -160,6 +165,7 @@ def watch(
             stop.wait(0.05)
     except KeyboardInterrupt:
         log("memlab watch: stopped")
+        raise  # the caller's to handle: the command line exits 130 (docs/cli.md)
     finally:
         observer.stop()
         observer.join(timeout=5)

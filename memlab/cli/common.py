@@ -128,6 +128,14 @@ def add_index_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--config", help="OpenClaw config file (openclaw.json, JSON5)")
     g.add_argument("--agent", help="agent id whose memorySearch override applies (with --config)")
     g.add_argument(
+        "--embed-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds one request to a remote embedding provider may take (default 30;"
+        " 3 retries follow a failure)",
+    )
+    g.add_argument(
         "--lock-timeout",
         type=float,
         default=30.0,
@@ -279,6 +287,9 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     from memlab.index import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
+    embed_timeout = getattr(args, "embed_timeout", None)
+    if embed_timeout is not None and not 0 < embed_timeout < float("inf"):
+        raise CliError(f"--embed-timeout must be a number of seconds > 0, got {embed_timeout}")
     mf = getattr(args, "memory_files", None)
     if hasattr(cfg, "index_config"):  # OpenClaw 2026.9.6's settings (CurrentSearchConfig)
         mf = mf or "openclaw-2026.9"  # the release's files, as `memlab search` picks
@@ -296,6 +307,7 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         local_backend=getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND),
         vector_backend=args.vector_backend,
         lock_timeout=args.lock_timeout,
+        embed_timeout=embed_timeout,
         **({"memory_files": mf} if mf else {}),
     )
     return MemoryIndex(args.workspace, **options)

@@ -39,6 +39,7 @@ _REMOTE_KEYS = {
     "apiKey": "api_key",
     "api_key": "api_key",
     "headers": "headers",
+    "timeout": "timeout",  # seconds per request (memlab's --embed-timeout), not an OpenClaw key
 }
 
 
@@ -198,6 +199,7 @@ def _build(
             model or _DEFAULT_OPENAI_MODEL,
             api_key=api_key,
             headers=opts.get("headers"),
+            **({"timeout": opts["timeout"]} if "timeout" in opts else {}),
         )
     # "auto": a model name that is not local (e.g. "text-embedding-3-large") points remote.
     names_local = model is None or model == PACKAGED_MODEL_NAME or Path(model).expanduser().is_dir()
@@ -227,8 +229,8 @@ def resolve_embedder(
       to any sentence-transformers folder (nothing is downloaded).
     - ``hashing``: :class:`HashingEmbedder`; ``model`` may be ``"hashing-<dimensions>"``.
     - ``openai``: needs ``remote["baseUrl"]`` (or ``base_url``); ``apiKey`` (else the
-      ``OPENAI_API_KEY`` environment variable) and ``headers`` are optional; ``model``
-      defaults to text-embedding-3-small.
+      ``OPENAI_API_KEY`` environment variable), ``headers`` and ``timeout`` (seconds per
+      request, default 30) are optional; ``model`` defaults to text-embedding-3-small.
     - ``none``: None.
 
     ``fallback`` (a provider name, ``none``/None = no fallback) is used when the primary
