@@ -207,7 +207,8 @@ def test_lab_commands_write_nothing_into_the_users_folders(
         code, _, err = run(argv, capsys)
         assert code == 0, (argv, err)
     code, _, err = run(["eval", "synthetic", "--path", str(ws), *H], capsys)
-    assert code == 2 and str(ws) in err and f"memlab synth {ws}" in err
+    assert code == 2 and str(ws) in err and "memlab synth NEW_FOLDER" in err
+    assert f"memlab synth {ws}" not in err  # no hint writes into the user's folder
     code, _, err = run(["eval", "synthetic", "--path", str(tmp_path / "typo"), *H], capsys)
     assert code == 2 and "does not exist" in err
     for argv in (

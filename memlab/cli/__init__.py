@@ -228,7 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="any SynthConfig field"
     )
     p.add_argument(
-        "--overwrite", action="store_true", help="replace a workspace memlab generated before"
+        "--overwrite",
+        action="store_true",
+        help="replace a corpus memlab synth generated there before (never a folder holding"
+        " anything else)",
     )
     p.set_defaults(func=cmd_synth)
 

@@ -353,9 +353,11 @@ def release_get(args: argparse.Namespace, ws: Path) -> int:
 
 def cmd_synth(args: argparse.Namespace) -> int:
     """``memlab synth``: generate a synthetic corpus (``SynthConfig`` from the flags,
-    then ``--set`` fields) and print its query counts by category; a bad setting or a
-    folder memlab did not generate (without ``--overwrite``) is a ``CliError``."""
+    then ``--set`` fields) and print its query counts by category; a bad setting, or a
+    folder it may not write (a workspace, a folder holding anything else, a corpus generated
+    before without ``--overwrite``: ``synthetic.writer.check_target``) is a ``CliError``."""
     from memlab.datasets.synthetic import SynthConfig, generate
+    from memlab.datasets.synthetic.writer import SynthTargetError
 
     kwargs: dict[str, Any] = {"days": args.days, "seed": args.seed}
     if args.notes_per_day is not None:
@@ -371,8 +373,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
         raise CliError(f"bad synth settings: {exc}") from exc
     try:
         ds = generate(cfg, args.out, overwrite=args.overwrite)
-    except FileExistsError as exc:
-        raise CliError(f"{exc} (use --overwrite)") from exc
+    except SynthTargetError as exc:  # the fix in this command's words
+        raise CliError(
+            exc.what + ("; --overwrite replaces it" if exc.overwritable else "")
+        ) from exc
     counts = ds.queries["category"].value_counts().sort_index()
     print(f"wrote {ds.root}: workspace {ds.workspaces['default']}")
     print(f"{len(ds.queries)} queries, {len(ds.evidence)} evidence spans")

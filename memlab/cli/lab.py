@@ -74,10 +74,12 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
                 if not folder.is_dir()
                 else "is not a memlab synth corpus (no queries.jsonl)"
             )
+            # The hint never names the user's folder as a target: it may be a workspace.
             raise LabError(
-                f"--path {folder} {what}; memlab writes nothing there. Generate a corpus"
-                f" with `memlab synth {folder}` first, or leave out --path to use one generated"
-                f" in the user cache ({_cache_dir() / f'synthetic-d{days}-s{seed}'})"
+                f"--path {folder} {what}; memlab writes nothing there. Leave out --path to"
+                f" use a corpus generated in the user cache"
+                f" ({_cache_dir() / f'synthetic-d{days}-s{seed}'}), or generate one into a"
+                " new folder (memlab synth NEW_FOLDER) and pass --path NEW_FOLDER"
             )
         from memlab.datasets.synthetic import SynthConfig, generate
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from bisect import bisect
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -28,7 +29,24 @@ from memlab.datasets.synthetic.base import (
 from memlab.datasets.synthetic.phenomena import capacity
 from memlab.datasets.synthetic.slots import Slots
 
-__all__ = ["generate", "load_negatives"]
+__all__ = ["CORPUS_ENTRIES", "SynthTargetError", "check_target", "generate", "load_negatives"]
+
+# Everything `generate` writes into its folder: a folder holding anything else is not one
+# it made, and it is never written into.
+CORPUS_ENTRIES = ("dataset.json", "queries.jsonl", "evidence.jsonl", "negatives.jsonl", "workspace")
+# Root entries that make a folder an OpenClaw workspace (spec §1; 2026.9.6's USER.md).
+WORKSPACE_ENTRIES = ("MEMORY.md", "memory.md", "USER.md", "memory")
+
+
+class SynthTargetError(FileExistsError):
+    """The folder given to ``generate`` is not one it may write: ``what`` says why;
+    ``overwritable``: it holds a corpus this generator wrote, which ``overwrite`` replaces
+    (the caller names its own switch: ``overwrite=True``, ``--overwrite``)."""
+
+    def __init__(self, what: str, overwritable: bool = False) -> None:
+        super().__init__(what + ("; overwrite=True replaces it" if overwritable else ""))
+        self.what = what
+        self.overwritable = overwritable
 
 
 def _render(
@@ -144,29 +162,61 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
     return where, written, total + text.count("\n")
 
 
-def _previous_files(out: Path, ws: Path, overwrite: bool) -> set[Path]:
-    """Markdown files of an earlier synthetic workspace at ``ws`` (to prune after writing).
+def check_target(out: Path, overwrite: bool) -> None:
+    """Raise ``SynthTargetError`` unless ``generate`` may write into ``out``.
 
-    Rewriting a file in place is much cheaper than deleting and re-creating it,
-    so files are overwritten and only those not written again are removed.
-    Raises ``FileExistsError`` for a non-empty ``ws`` unless ``overwrite`` and
-    ``out/dataset.json`` names this generator.
+    Allowed: a folder that does not exist or is empty; with ``overwrite``, a corpus this
+    generator wrote (``dataset.json`` naming it) and nothing else. Refused, whatever
+    ``overwrite`` says: a path that is not a folder; a folder holding memory files
+    (``MEMORY.md``, ``memory.md``, ``USER.md``, ``memory/``: an OpenClaw workspace, which
+    memlab never writes into); a folder holding anything ``generate`` does not write
+    (``CORPUS_ENTRIES``); a ``dataset.json`` that does not name this generator.
     """
-    if not (ws.is_dir() and any(ws.iterdir())):
-        return set()
-    if not overwrite:
-        raise FileExistsError(
-            f"{ws} is not empty; pass overwrite=True to replace a synthetic workspace"
+    if not out.exists() and not out.is_symlink():
+        return
+    if out.is_symlink() or not out.is_dir():
+        raise SynthTargetError(f"{out} is not a folder")
+    entries = sorted(os.listdir(out))
+    if not entries:
+        return
+    memory = [e for e in entries if e in WORKSPACE_ENTRIES]
+    if memory:
+        raise SynthTargetError(
+            f"{out} holds memory files ({', '.join(memory)}): it is a workspace, and memlab"
+            " writes a synthetic corpus only into a new or empty folder of its own"
+        )
+    foreign = [e for e in entries if e not in CORPUS_ENTRIES]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (
+            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        )
+        raise SynthTargetError(
+            f"{out} holds files memlab did not write ({shown}); a synthetic corpus goes into a"
+            " new or empty folder"
         )
     try:
         generator = json.loads((out / "dataset.json").read_text())["info"]["generator"]
     except (OSError, ValueError, KeyError, TypeError):
         generator = None
     if generator != GENERATOR:
-        raise FileExistsError(
-            f"refusing to overwrite {ws}: {out / 'dataset.json'} does not name "
-            f"{GENERATOR} as its generator"
+        raise SynthTargetError(
+            f"refusing to overwrite {out}: {out / 'dataset.json'} does not name {GENERATOR}"
+            " as its generator"
         )
+    if not overwrite:
+        raise SynthTargetError(f"{out} holds a synthetic corpus generated before", True)
+
+
+def _previous_files(out: Path, ws: Path, overwrite: bool) -> set[Path]:
+    """Markdown files of an earlier synthetic workspace at ``ws`` (to prune after writing),
+    once ``check_target`` allowed ``out``.
+
+    Rewriting a file in place is much cheaper than deleting and re-creating it,
+    so files are overwritten and only those not written again are removed.
+    """
+    check_target(out, overwrite)
+    if not ws.is_dir():
+        return set()
     return {p for p in ws.rglob("*.md") if p.is_file() and not p.is_symlink()}
 
 
@@ -180,8 +230,9 @@ def generate(
     made (``info["counts"]``). Evidence rows are single lines (grade 1) with
     ``span_id`` unique per question, ``subtopic`` (copies of one redundant fact
     share it; otherwise equal to ``span_id``) and ``fact`` (text the line
-    contains); queries carry ``answer``. An existing non-empty workspace is
-    replaced only with ``overwrite=True`` and only if this generator wrote it.
+    contains); queries carry ``answer``. ``out_dir`` must be new or empty, or, with
+    ``overwrite=True``, a corpus this generator wrote and nothing else (``check_target``:
+    a folder holding memory files or anything else is refused, ``SynthTargetError``).
     """
     cfg = config if config is not None else SynthConfig()
     if overrides:
