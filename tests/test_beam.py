@@ -258,7 +258,7 @@ def test_malformed_input_names_file_and_field(
 
 
 def test_missing_files_are_named(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="BEAM folder not found"):
+    with pytest.raises(FileNotFoundError, match=r"BEAM not found: looked at the path given"):
         load_beam(tmp_path / "nope", tmp_path / "o")
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="no BEAM chat"):

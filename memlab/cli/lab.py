@@ -87,32 +87,17 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
         if (out / "queries.jsonl").exists():
             return load_folder(out)
         return generate(SynthConfig(days=days, seed=seed), out)
-    if kind == "locomo":
-        from memlab.datasets.locomo import load_locomo, locomo_default_path
-
-        src = path or locomo_default_path()
-        if src is None:
-            raise LabError(
-                "LoCoMo not found: pass --path locomo-dev.json (or set MEMLAB_LOCOMO); "
-                "memlab ships the loader, not the data (CC BY-NC)"
-            )
-        return load_locomo(src)
-    if kind == "beam":
-        from memlab.datasets.beam import beam_default_path, load_beam
-
-        src = path or beam_default_path()
-        if src is None:
-            raise LabError(
-                "BEAM not found: pass --path to the BEAM folder (or set MEMLAB_BEAM); "
-                "memlab ships the loader, not the data (CC BY-SA)"
-            )
-        return load_beam(src)
-    if kind == "longmemeval":
-        if not path:
-            raise LabError("--path to a LongMemEval JSON file is required")
+    if kind in ("locomo", "beam", "longmemeval"):
+        from memlab.datasets.base import DataNotFoundError
+        from memlab.datasets.beam import load_beam
+        from memlab.datasets.locomo import load_locomo
         from memlab.datasets.longmemeval import load_longmemeval
 
-        return load_longmemeval(path)
+        load = {"locomo": load_locomo, "beam": load_beam, "longmemeval": load_longmemeval}
+        try:  # where each looks, and what it says when the data is not there: locate_data
+            return load[kind](path or None)
+        except DataNotFoundError as exc:
+            raise LabError(str(exc)) from None
     raise LabError(f"dataset must be one of {', '.join(DATASETS)}; got {kind!r}")
 
 

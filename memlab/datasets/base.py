@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,70 @@ class Dataset:
         _write_jsonl(self.root / "queries.jsonl", self.queries.to_dict(orient="records"))
         _write_jsonl(self.root / "evidence.jsonl", self.evidence.to_dict(orient="records"))
         return self.root
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A dataset's file or folder is not where memlab looked; the message names every place
+    looked at, what the data is, and how to point memlab at it (``locate_data``)."""
+
+
+def shared_data_dir() -> Path:
+    """``../shared/datasets`` beside the repository root: where a checkout next to the
+    shared data finds LoCoMo, BEAM, RealMem … without being told (it may not exist)."""
+    return Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+
+
+def locate_data(
+    name: str,
+    env_var: str,
+    default: Path | None,
+    what: str,
+    path: str | Path | None = None,
+    *,
+    folder: bool = False,
+) -> Path:
+    """Where dataset ``name`` is: the one rule of every loader (LoCoMo, BEAM, LongMemEval,
+    RealMem …) for finding its data, and for saying where it looked when it is not there.
+
+    Order: ``path`` when given (the caller's ``--path`` / ``path=``), else the environment
+    variable ``env_var`` when set, else ``default`` (e.g. under ``shared_data_dir()``; None:
+    no default place). The first of these that is given is the answer and must exist as a
+    file (or, with ``folder``, a folder): an explicit place that is wrong is not silently
+    replaced by another. Returns it with ``~`` expanded. Otherwise raises
+    ``DataNotFoundError``: ``"NAME not found: looked at PLACE (why), …; NAME is WHAT. Pass
+    its path (--path, or path= in Python) or set ENV_VAR."``.
+    """
+    kind = "folder" if folder else "file"
+
+    def why_not(p: Path) -> str | None:
+        if not p.exists():
+            return f"no such {kind}"
+        if folder and not p.is_dir():
+            return "not a folder"
+        if not folder and not p.is_file():
+            return "not a file"
+        return None
+
+    looked: list[str] = []
+    env = os.environ.get(env_var) or None
+    if path is not None:
+        candidates = [(Path(path).expanduser(), f"the path given, {Path(path).expanduser()}")]
+    elif env is not None:
+        candidates = [(Path(env).expanduser(), f"${env_var}={env}")]
+    else:
+        looked.append(f"${env_var} (not set)")
+        candidates = [] if default is None else [(default, f"the default {kind} {default}")]
+    for p, label in candidates:
+        problem = why_not(p)
+        if problem is None:
+            return p
+        looked.append(f"{label} ({problem})")
+    if default is None and path is None and env is None:
+        looked.append("no default place")
+    raise DataNotFoundError(
+        f"{name} not found: looked at {', '.join(looked)}. {name} is {what}. Pass its path"
+        f" (--path, or path= in Python) or set {env_var}."
+    )
 
 
 def load_folder(root: str | Path) -> Dataset:

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.datasets.base import Dataset
+from memlab.datasets.base import Dataset, locate_data, shared_data_dir
 from memlab.datasets.convwriter import (
     LINE_BREAKS,
     Session,
@@ -65,6 +65,13 @@ BEAM_ABSTENTION = "abstention"
 CHAT_FILE = "chat.json"
 QUESTIONS_FILE = "probing_questions/probing_questions.json"
 _FORMAT_VERSION = 1
+# Where BEAM is looked for (``memlab.datasets.base.locate_data``) and what it is.
+BEAM_ENV = "MEMLAB_BEAM"
+BEAM_DEFAULT = shared_data_dir() / "beam"
+BEAM_WHAT = (
+    "the BEAM benchmark's folder (<split>/<n>/chat.json with its probing questions, e.g. the"
+    " 100K split); memlab ships the loader, not the data (CC BY-SA)"
+)
 _ROLES = {"user": "User", "assistant": "Assistant"}
 _MONTHS = (
     "january", "february", "march", "april", "may", "june",
@@ -95,11 +102,10 @@ def beam_default_path() -> Path | None:
     so the load error names it), else ``../shared/datasets/beam`` beside the
     repository root when that folder exists, else ``None``.
     """
-    env = os.environ.get("MEMLAB_BEAM")
+    env = os.environ.get(BEAM_ENV)
     if env:
         return Path(env).expanduser()
-    beside_repo = Path(__file__).resolve().parents[2].parent / "shared/datasets/beam"
-    return beside_repo if beside_repo.is_dir() else None
+    return BEAM_DEFAULT if BEAM_DEFAULT.is_dir() else None
 
 
 def parse_time_anchor(text: Any) -> datetime:
@@ -180,14 +186,8 @@ def load_beam(
     missing folder or file and ``ValueError`` naming the file and the field for
     input not in BEAM's shape.
     """
-    if path is None:
-        path = beam_default_path()
-        if path is None:
-            raise FileNotFoundError(
-                "BEAM not found: pass path=..., or set MEMLAB_BEAM to the BEAM folder "
-                "(looked for ../shared/datasets/beam beside the repository)"
-            )
-    chats = find_chats(Path(path).expanduser())
+    path = locate_data("BEAM", BEAM_ENV, BEAM_DEFAULT, BEAM_WHAT, path, folder=True)
+    chats = find_chats(path)
     groups = [chat_group(c) for c in chats]
     if len(set(groups)) != len(groups):
         dup = sorted(g for g, n in Counter(groups).items() if n > 1)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.datasets.base import Dataset
+from memlab.datasets.base import Dataset, locate_data, shared_data_dir
 from memlab.datasets.convwriter import (
     LINE_BREAKS,
     Session,
@@ -47,6 +47,13 @@ LOCOMO_CATEGORIES: dict[int, str] = {
 }
 LOCOMO_LICENSE = "CC BY-NC 4.0"
 _FORMAT_VERSION = 1
+# Where LoCoMo is looked for (``memlab.datasets.base.locate_data``) and what it is.
+LOCOMO_ENV = "MEMLAB_LOCOMO"
+LOCOMO_DEFAULT = shared_data_dir() / "locomo" / "locomo-dev.json"
+LOCOMO_WHAT = (
+    "the LoCoMo benchmark's JSON file (a list of conversations with their qa: locomo10.json,"
+    " or memlab's dev split locomo-dev.json); memlab ships the loader, not the data (CC BY-NC)"
+)
 
 _MONTHS = {
     name: i
@@ -87,13 +94,10 @@ def locomo_default_path() -> Path | None:
     ``../shared/datasets/locomo/locomo-dev.json`` beside the repository root
     when that file exists, else ``None``.
     """
-    env = os.environ.get("MEMLAB_LOCOMO")
+    env = os.environ.get(LOCOMO_ENV)
     if env:
         return Path(env).expanduser()
-    beside_repo = (
-        Path(__file__).resolve().parents[2].parent / "shared/datasets/locomo/locomo-dev.json"
-    )
-    return beside_repo if beside_repo.is_file() else None
+    return LOCOMO_DEFAULT if LOCOMO_DEFAULT.is_file() else None
 
 
 def parse_locomo_datetime(text: str) -> datetime:
@@ -154,17 +158,11 @@ def load_locomo(
     ``path`` defaults to `locomo_default_path`; ``out_dir`` defaults to
     ``$XDG_CACHE_HOME/memlab/locomo-<sha256[:12] of the file>`` (``~/.cache``
     without XDG), reused when complete unless ``overwrite``. Raises
-    ``FileNotFoundError`` for a missing file and ``ValueError`` for a file that
-    is not JSON or not in LoCoMo's shape.
+    ``DataNotFoundError`` (a ``FileNotFoundError``) naming where it looked for a missing
+    file (``locate_data``: ``path``, ``$MEMLAB_LOCOMO``, the default) and ``ValueError``
+    for a file that is not JSON or not in LoCoMo's shape.
     """
-    if path is None:
-        path = locomo_default_path()
-        if path is None:
-            raise FileNotFoundError(
-                "LoCoMo not found: pass path=..., or set MEMLAB_LOCOMO to the LoCoMo JSON file "
-                "(looked for ../shared/datasets/locomo/locomo-dev.json beside the repository)"
-            )
-    path = Path(path).expanduser()
+    path = locate_data("LoCoMo", LOCOMO_ENV, LOCOMO_DEFAULT, LOCOMO_WHAT, path)
     digest = sha256_file(path)
     marker = {"loader": "locomo", "format_version": _FORMAT_VERSION, "source_sha256": digest}
     is_default = out_dir is None

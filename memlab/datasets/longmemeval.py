@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.datasets.base import Dataset
+from memlab.datasets.base import Dataset, locate_data
 from memlab.datasets.convwriter import (
     LINE_BREAKS,
     Session,
@@ -103,8 +103,17 @@ def _weekday_ok(text: str, when: datetime) -> bool:
     return not label or label[:3].lower() == _WEEKDAYS[when.weekday()]
 
 
+# Where LongMemEval is looked for (``memlab.datasets.base.locate_data``; no default place:
+# the data is not among the shared datasets) and what it is.
+LONGMEMEVAL_ENV = "MEMLAB_LONGMEMEVAL"
+LONGMEMEVAL_WHAT = (
+    "one LongMemEval JSON file (a list of questions, each with its haystack sessions:"
+    " longmemeval_s.json, longmemeval_m.json or longmemeval_oracle.json)"
+)
+
+
 def load_longmemeval(
-    path: str | Path,
+    path: str | Path | None = None,
     out_dir: str | Path | None = None,
     *,
     limit: int | None = None,
@@ -126,13 +135,14 @@ def load_longmemeval(
 
     ``limit`` keeps the first ``limit`` instances. ``out_dir`` defaults to
     ``$XDG_CACHE_HOME/memlab/longmemeval-<sha256[:12]>[-first<limit>]``, reused
-    when complete unless ``overwrite``. Raises ``FileNotFoundError`` for a
-    missing file and ``ValueError`` for a file that is not JSON or not in
-    LongMemEval's shape, or a bad ``limit``.
+    when complete unless ``overwrite``. ``path`` None: ``$MEMLAB_LONGMEMEVAL``. Raises
+    ``DataNotFoundError`` (a ``FileNotFoundError``) naming where it looked for a missing
+    file and ``ValueError`` for a file that is not JSON or not in LongMemEval's shape, or a
+    bad ``limit``.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
-    path = Path(path).expanduser()
+    path = locate_data("LongMemEval", LONGMEMEVAL_ENV, None, LONGMEMEVAL_WHAT, path)
     digest = sha256_file(path)
     marker = {
         "loader": "longmemeval",
