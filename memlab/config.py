@@ -9,7 +9,6 @@ in Python. An invalid value is a ``ValueError`` naming the OpenClaw key.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -18,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from memlab.errors import nearest_name
 from memlab.vocab import (
     CITATION_MODES,
     CONFIG_PROVIDERS,
@@ -474,8 +474,8 @@ def check_key_tree(
     for key, value in node.items():
         sub = tree.get(key, ...) if isinstance(key, str) else ...
         if sub is ...:
-            close = difflib.get_close_matches(str(key), list(tree), n=1, cutoff=0.6)
-            hint = f"did you mean {close[0]}?" if close else f"valid keys: {', '.join(tree)}"
+            close = nearest_name(str(key), list(tree))
+            hint = f"did you mean {close}?" if close else f"valid keys: {', '.join(tree)}"
             why = f"; {retired[key]}" if retired and key in retired else ""
             problems.append(f"unknown key {where}.{key} ({hint}{why})")
         elif isinstance(sub, Mapping):

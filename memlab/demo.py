@@ -237,6 +237,7 @@ def _table(
     import pandas as pd
 
     from memlab.eval.significance import bootstrap_ci, win_tie_loss
+    from memlab.stages.floor import threshold_text
 
     wide = res.wide(METRIC)
     base = wide[BASELINE].to_numpy(float)
@@ -250,7 +251,7 @@ def _table(
             "fusion": (
                 s.fusion if (s.keyword and s.vector) else ("vector" if s.vector else "keyword")
             ),
-            "minScore": f"{s.min_score:g}" if s.min_score > 0 else "none",
+            "minScore": threshold_text(s),
             METRIC: float(x.mean()),
             "low": low,
             "high": high,

@@ -19,9 +19,11 @@ __all__ = [
     "build_fts_query_or",
     "extract_keywords",
     "fts_tokens",
+    "keyword_leg_note",
     "keyword_only_score",
     "or_query_terms",
     "query_tokens",
+    "trigram_unmatchable",
     "utf16_len",
 ]
 
@@ -80,6 +82,43 @@ def fts_tokens(text: str) -> list[str]:
     ``"FOO_bar baz-1"`` → ``["FOO_bar", "baz", "1"]``; no tokens → ``[]``.
     """
     return _TOKEN_RE.findall(text)
+
+
+# FTS5's trigram tokenizer indexes sequences of 3 characters: a shorter term matches nothing.
+TRIGRAM_MIN_CHARS = 3
+
+
+def trigram_unmatchable(query: str, keyword_mode: str = "and") -> list[str]:
+    """The terms of ``query``'s keyword search (``keyword_mode`` ``and``: every token,
+    ``fts_tokens``; ``or``: ``or_query_terms``, stopwords dropped) shorter than
+    ``TRIGRAM_MIN_CHARS`` characters, which an FTS5 trigram index can never match:
+    ``"go to Bo"`` → ``["go", "to", "Bo"]`` (AND). ``[]`` when every term can match."""
+    terms = fts_tokens(query) if keyword_mode == "and" else or_query_terms(query)
+    return [t for t in terms if len(t) < TRIGRAM_MIN_CHARS]
+
+
+def keyword_leg_note(query: str, fts_tokenizer: str | None, keyword_mode: str) -> str | None:
+    """Why the keyword leg cannot find what ``query`` asks, when the index's tokenizer is
+    the cause, in words for the user; None when it is not. Under ``trigram`` with the
+    ``and``/``or`` query (the release's mode searches short tokens as substrings), terms of
+    fewer than 3 characters (``trigram_unmatchable``) match nothing: an AND query then finds
+    nothing at all, an OR query ignores them."""
+    if fts_tokenizer != "trigram" or keyword_mode not in ("and", "or"):
+        return None
+    short = trigram_unmatchable(query, keyword_mode)
+    if not short:
+        return None
+    shown = ", ".join(repr(t) for t in short[:5]) + (" …" if len(short) > 5 else "")
+    effect = (
+        "so the keyword leg (every word must match) finds nothing"
+        if keyword_mode == "and"
+        else "so the keyword leg ignores them"
+    )
+    return (
+        f"the trigram index matches words of {TRIGRAM_MIN_CHARS} or more characters: {shown}"
+        f" cannot match, {effect} (use a longer word, or an index with --fts-tokenizer"
+        " unicode61)"
+    )
 
 
 def _quote(token: str) -> str:

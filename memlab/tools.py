@@ -150,8 +150,8 @@ def memory_search(
         return unavailable(exc)
     results = result_items(outcome.candidates, outcome.ranking, citations in ("auto", "on"))
     out = {"results": results, **answer_fields(index, outcome, citations, cs_mode)}
-    if outcome.warning is not None:
-        out["warning"] = outcome.warning
+    if outcome.notice is not None:
+        out["warning"] = outcome.notice
     return out
 
 
@@ -227,7 +227,9 @@ class SearchOutcome:
     ``pipeline``: the system that produced the results (keyword-only after a provider
     failure); ``candidates`` and ``ranking``: the results as arrays, and what
     ``memlab.pipeline.explain`` needs to account for every candidate; ``warning``: why a
-    fallback was taken (None when none was); ``frame``: the results as a DataFrame
+    fallback was taken (None when none was); ``note``: why the keyword leg could not find
+    what was asked, when the index is the cause (``textquery.keyword_leg_note``: a short word
+    under the trigram tokenizer), else None; ``frame``: the results as a DataFrame
     (``Pipeline.run`` columns with text), built on first access only — the MCP server's
     answer is made from the arrays (``result_items``) and never pays for it.
     """
@@ -236,6 +238,12 @@ class SearchOutcome:
     candidates: CandidateSet
     ranking: Ranking
     warning: str | None = None
+    note: str | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """The warning and the note, for the tool's ``warning`` field (None when neither)."""
+        return "; ".join(filter(None, [self.warning, self.note])) or None
 
     @functools.cached_property
     def frame(self) -> pd.DataFrame:
@@ -256,14 +264,17 @@ def search_with_fallback(
     system re-runs it keyword-only (``pipeline.replace(vector=False)``, OpenClaw's mode
     without a provider) with ``warning = "embedding provider failed, keyword-only
     results: <error>"``. A vector-only system has no keyword leg to fall back on: the
-    error is raised. ``now``: the clock for decay, Unix seconds (None = now).
+    error is raised. ``note``: ``textquery.keyword_leg_note`` of the query on this index.
+    ``now``: the clock for decay, Unix seconds (None = now).
     """
     from memlab.embed import EmbeddingError
     from memlab.index import IndexCorruptError
+    from memlab.textquery import keyword_leg_note
 
     def run(p: Pipeline) -> SearchOutcome:
         cs = p.retrieve(index, [query], qids=["q"], times=None if now is None else [now])
-        return SearchOutcome(p, cs, p.rank(cs))
+        note = keyword_leg_note(query, index.fts_tokenizer, p.keyword_mode) if p.keyword else None
+        return SearchOutcome(p, cs, p.rank(cs), note=note)
 
     try:
         try:

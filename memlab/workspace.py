@@ -98,20 +98,12 @@ def relative_memory_path(abspath: Path, workspace: Path) -> str:
     return Path(os.path.relpath(abspath, workspace)).as_posix()
 
 
-def _is_regular_md(p: Path) -> bool:
-    # lstat, never stat: a symlink is rejected even when its target is a file.
+def _lstat(p: Path) -> os.stat_result | None:
+    # lstat, never stat: a symlink is seen as one even when its target is a file.
     try:
-        st = p.lstat()
+        return p.lstat()
     except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and p.suffix == ".md"
-
-
-def _is_real_dir(p: Path) -> bool:
-    try:
-        return stat.S_ISDIR(p.lstat().st_mode)
-    except OSError:
-        return False
+        return None
 
 
 def _walk_md(folder: Path) -> Iterator[Path]:
@@ -164,7 +156,8 @@ def discover_memory_files(
     may be absolute, relative to the workspace, or start with ``~``.
 
     Edge cases: symlinks are never followed or listed (root files, the
-    ``memory`` folder itself, entries inside it, extra paths); a file seen
+    ``memory`` folder itself, entries inside it, extra paths; a root file or ``memory``
+    that is a symlink is warned about, ``warn_symlinked_roots``); a file seen
     twice (same real path, e.g. via an extra path) keeps its first occurrence;
     non-``.md`` files are ignored; a missing extra path is skipped with a
     ``UserWarning``; a missing workspace raises ``WorkspaceError``. When both
@@ -174,16 +167,50 @@ def discover_memory_files(
     """
     ws = resolve_workspace(workspace)
     candidates: list[Path] = []
+    symlinked: list[str] = []
     for name in ROOT_MEMORY_FILES:
         p = ws / name
-        if _is_regular_md(p) and p.name in _listdir_names(ws):
+        st = _lstat(p)  # one stat per root entry: its kind decides
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            symlinked.append(name)
+        elif st is not None and stat.S_ISREG(st.st_mode) and p.name in _listdir_names(ws):
             candidates.append(p)
     mem_dir = ws / MEMORY_DIR
-    if _is_real_dir(mem_dir):
+    st = _lstat(mem_dir)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        symlinked.append(MEMORY_DIR)
+    elif st is not None and stat.S_ISDIR(st.st_mode):
         candidates.extend(_walk_md(mem_dir))
+    warn_symlinked_roots(ws, symlinked)
     for extra in _expand_extra_paths(ws, extra_paths):
         candidates.extend(extra)
     return _dedupe(candidates, ws)
+
+
+_SYMLINKS_WARNED: set[Path] = set()
+
+
+def warn_symlinked_roots(ws: Path, names: Sequence[str]) -> None:
+    """Warn (``UserWarning``) about root memory entries (``MEMORY.md``, ``memory`` …) the
+    caller found to be symlinks: they are never followed (spec §1), so the file, or every
+    file under the folder, is left out of the memory — said once per process, not silently.
+    """
+    for name in names:
+        p = ws / name
+        if p in _SYMLINKS_WARNED:  # every search discovers the files: say it once
+            continue
+        _SYMLINKS_WARNED.add(p)
+        try:
+            target = os.readlink(p)
+        except OSError:
+            target = "?"
+        what = "none of the files under it is" if name == MEMORY_DIR else "it is not"
+        warnings.warn(
+            f"{p} is a symlink (to {target}); memlab, like OpenClaw, never follows symlinks,"
+            f" so {what} memory: move the real {'folder' if name == MEMORY_DIR else 'file'}"
+            " into the workspace to index it",
+            stacklevel=3,
+        )
 
 
 def _listdir_names(folder: Path) -> set[str]:

@@ -251,6 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def show_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: object
+) -> None:
+    """How a warning reads on the command line: ``memlab: warning: MESSAGE`` on stderr (not
+    Python's ``file:line: UserWarning:``), as the errors read."""
+    print(f"memlab: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``memlab ARGV`` and return its exit code (docs/cli.md): 0 ok, 1 a runtime
     failure, 2 a usage error, 130 interrupted; no subcommand prints the help (2)."""
@@ -263,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
+            warnings.showwarning = show_warning  # restored by catch_warnings
             rc = int(args.func(args) or 0)
         # A command passing on a child's code (memlab bench) keeps to the documented set.
         return rc if rc in EXIT_CODES else EXIT_RUNTIME

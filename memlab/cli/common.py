@@ -38,6 +38,8 @@ __all__ = [
     "parse_set",
     "parse_value",
     "print_json",
+    "quoted",
+    "score_texts",
 ]
 
 
@@ -195,6 +197,37 @@ def json_default(o: Any) -> Any:
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+# How much of a user's text an echo shows (a 10,000-character query is not printed whole).
+ECHO_CHARS = 80
+
+
+def quoted(text: str, limit: int = ECHO_CHARS) -> str:
+    """``repr(text)``, or, past ``limit`` characters, the repr of its first ``limit`` with
+    ``… (N characters)`` after it: ``'what did Alice say about th…' (10000 characters)``."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"
+
+
+def score_texts(scores: Sequence[float], decimals: int = 3, most: int = 6) -> list[str]:
+    """Scores as a results table prints them: ``decimals`` places, more (up to ``most``)
+    when fewer would hide something — a score that is not 0 printed as ``0.000``, or two
+    different scores printed alike — and 3 significant digits (``1.2e-07``) when even
+    ``most`` places would. Equal scores print alike (a real tie)."""
+    vals = [float(v) for v in scores]
+    distinct = sorted(set(vals))
+
+    def shows(fmt: str) -> bool:
+        cells = {v: format(v, fmt) for v in distinct}
+        hidden = any(v != 0 and float(c) == 0 for v, c in cells.items())
+        return not hidden and len(set(cells.values())) == len(distinct)
+
+    for d in range(decimals, most + 1):
+        if shows(f".{d}f"):
+            return [format(v, f".{d}f") for v in vals]
+    return [format(v, ".3g") for v in vals]
 
 
 def format_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:

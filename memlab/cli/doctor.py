@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from memlab.errors import EXIT_OK, EXIT_RUNTIME, CliError
 
@@ -27,6 +28,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="the diagnosis (and repair) as JSON")
     p.set_defaults(func=cmd_doctor)
+
+
+def size_text(path: Path, size: int | None) -> str:
+    """What a root memory entry is, for the report: ``N bytes`` for a regular file (size
+    known), ``a symlink`` or ``not a regular file`` otherwise (never "None bytes")."""
+    if size is not None:
+        return f"{size} bytes"
+    return "a symlink" if path.is_symlink() else "not a regular file"
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -49,10 +58,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     }
     rc = EXIT_OK
     if diag.state == "split":
+        canon = size_text(ws / doctor.ROOT_MEMORY, diag.canonical_bytes)
+        legacy = size_text(ws / doctor.LEGACY_ROOT_MEMORY, diag.legacy_bytes)
         lines.append(
-            f"split root memory: MEMORY.md ({diag.canonical_bytes} bytes) and memory.md"
-            f" ({diag.legacy_bytes} bytes); OpenClaw 2026.9.6 indexes MEMORY.md only, so"
-            " memory.md is shadowed"
+            f"split root memory: MEMORY.md ({canon}) and memory.md ({legacy}); OpenClaw"
+            " 2026.9.6 indexes MEMORY.md only, so memory.md is shadowed"
         )
         if diag.refusal:
             lines.append(f"not repairable: {diag.refusal}")

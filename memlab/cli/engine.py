@@ -8,6 +8,7 @@ arguments and returns an exit code (docs/cli.md); module-level imports stay ligh
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from memlab.cli.common import (
     parse_set,
     print_json,
 )
-from memlab.errors import EXIT_USAGE, CliError
+from memlab.errors import EXIT_USAGE, CliError, nearest_name
 
 __all__ = [
     "add_demo_arguments",
@@ -367,6 +368,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
     if args.mix:
         kwargs["mix"] = tuple(m.strip() for m in args.mix.split(",") if m.strip())
     kwargs.update(parse_set(args.set))
+    fields = [f.name for f in dataclasses.fields(SynthConfig)]
+    for key in kwargs:
+        if key not in fields:
+            close = nearest_name(key, fields)
+            hint = f"did you mean {close}?" if close else f"valid: {', '.join(fields)}"
+            raise CliError(f"bad synth settings: unknown setting {key!r} ({hint})")
     try:
         cfg = SynthConfig(**kwargs)
     except (TypeError, ValueError) as exc:

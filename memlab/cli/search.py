@@ -17,6 +17,8 @@ from memlab.cli.common import (
     open_index,
     parse_set,
     print_json,
+    quoted,
+    score_texts,
 )
 from memlab.errors import CliError
 
@@ -89,7 +91,9 @@ def _sync_for_search(index: Any, no_sync: bool) -> None:
     """Bring the index in step before a search, or say what is stale.
 
     A missing index, or one whose fingerprint no longer matches, is (re)built either way
-    (announced on stderr when an existing file is rebuilt). Then by default files changed
+    (announced on stderr: a first build, whose time grows with the workspace, or the
+    reason of a rebuild; ``--no-sync`` skips syncing changed files, not building an index
+    that does not exist). Then by default files changed
     since the last sync are synced (an unchanged workspace costs one stat per file);
     with ``--no-sync``, or when the sync cannot run (another writer holds the lock, the
     index folder is read-only, the embedding provider is down), the stale files are named
@@ -98,6 +102,12 @@ def _sync_for_search(index: Any, no_sync: bool) -> None:
     from memlab.embed import EmbeddingError
     from memlab.index import IndexLockedError
 
+    if not index.db_path.exists():
+        print(
+            f"memlab: note: no index of {index.workspace} yet: building {index.db_path}"
+            + (" (--no-sync skips syncing changed files, not a first build)" if no_sync else ""),
+            file=sys.stderr,
+        )
     announce_rebuild(index)
     index.ensure_synced()
     problem = "--no-sync"
@@ -140,6 +150,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memlab.openclaw_current.tools import corpus_answer, in_corpus, is_release
     from memlab.openclaw_current.tools import memory_search as release_search
     from memlab.pipeline import explain
+    from memlab.stages.floor import keeps_every_score
     from memlab.tools import (
         CLI_ARGUMENT_NAMES,
         SearchArgumentError,
@@ -217,8 +228,10 @@ def cmd_search(args: argparse.Namespace) -> int:
             other = (ex["fate"] == "returned") & outside
             ex.loc[other, "fate"] = "dropped"
             ex.loc[other, "reason"] = f"not in corpus {corpus}"
-    if out.warning:
-        print(f"memlab: note: {out.warning}", file=sys.stderr)
+    # the note on the keyword leg goes into the "no results" line when nothing came back
+    for said in (out.warning, out.note if not df.empty else None):
+        if said:
+            print(f"memlab: note: {said}", file=sys.stderr)
     p = out.pipeline
     if args.json:
         assert ex is not None
@@ -241,16 +254,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memlab.rerank import snippet
 
     if df.empty:
-        hint = f"minScore {p.min_score:g}: try --min-score 0" if p.min_score > 0 else ""
-        print(f"no results for {args.query!r} ({p.name}{'; ' + hint if hint else ''})")
+        hints = [p.name]
+        if not keeps_every_score(p):  # one rule for "no threshold" (memlab.stages.floor)
+            fix = "try --min-score 0" if p.min_score > 0 else "try a lower --min-score"
+            hints.append(f"minScore {p.min_score:g}: {fix}")
+        if out.note:
+            hints.append(out.note)
+        print(f"no results for {quoted(args.query)} ({'; '.join(hints)})")
     else:
         rows = []
-        for r in df.itertuples(index=False):
+        scores = score_texts(df["score"].tolist())  # enough digits to tell scores apart
+        for r, score in zip(df.itertuples(index=False), scores, strict=True):
             line = " ".join(snippet(r.text, 200).split())
             rows.append(
                 {
                     "#": r.rank + 1,
-                    "score": f"{r.score:.3f}",
+                    "score": score,
                     "where": f"{r.path}#L{r.start_line}-L{r.end_line}",
                     "snippet": line[: args.width] + ("…" if len(line) > args.width else ""),
                 }
@@ -271,7 +290,7 @@ def _print_corpus_answer(early: dict[str, Any], query: str, name: str, corpus: s
         print(f"memlab: note: {early['warning']}", file=sys.stderr)
     if early.get("action"):
         print(f"memlab: hint: {early['action']}", file=sys.stderr)
-    print(f"no results for {query!r} ({name}; corpus {corpus}: {why})")
+    print(f"no results for {quoted(query)} ({name}; corpus {corpus}: {why})")
     return 0
 
 

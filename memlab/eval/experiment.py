@@ -23,6 +23,7 @@ from memlab import __version__
 from memlab.eval.metrics import exact_mean, parse_metric
 from memlab.eval.significance import compare_to_baseline
 from memlab.stages import REORDERING_STAGES
+from memlab.stages.floor import threshold_text
 from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def _settings_cells(p: Pipeline) -> dict[str, str]:
         "depth": str(st["depth"]),
         "fusion": st["fusion"] + ("+line" if st["best_line"] else ""),
         "weights": "-" if w is None else f"{w[0]:.2f}/{w[1]:.2f}",
-        "min": f"{st['min_score']:g}",
+        "min": threshold_text(p),  # "none" when it removes nothing: one rule
     }
 
 
@@ -191,7 +192,8 @@ class ExperimentResult:
         if settings:
             out.append(
                 "kw: keyword query (and/or; - = no keyword leg); depth: candidates per leg; "
-                "weights: vector/text as the fusion applies them; min: min_score"
+                "weights: vector/text as the fusion applies them; min: min_score (none: below every"
+                " score the system gives)"
             )
             lined = sorted({s.best_line for s in self.systems if s.best_line})
             if lined:

@@ -20,7 +20,12 @@ from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 
-from memlab.workspace import relative_memory_path, resolve_workspace, walk_md_files
+from memlab.workspace import (
+    relative_memory_path,
+    resolve_workspace,
+    walk_md_files,
+    warn_symlinked_roots,
+)
 
 __all__ = [
     "ORIGIN_CLASSES",
@@ -250,6 +255,15 @@ def list_memory_files(
     mem = _lstat(ws / "memory")
     if mem is not None and stat.S_ISDIR(mem.st_mode):
         found.extend(_walk(ws / "memory", ws, None))
+    # skipped as the release skips them, but said (memlab.workspace.warn_symlinked_roots)
+    linked = [
+        name
+        for name, st in (("USER.md", user), ("memory", mem))
+        if st is not None and stat.S_ISLNK(st.st_mode)
+    ]
+    if entry is not None and entry.is_symlink():
+        linked.insert(0, "MEMORY.md")
+    warn_symlinked_roots(ws, linked)
     for extra in normalize_extra_paths(ws, extra_paths):
         if _skip_root_aux(ws, extra.path):
             continue

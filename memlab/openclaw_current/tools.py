@@ -368,6 +368,6 @@ def memory_search(
                 {"corpus": "wiki", "outcome": "not-registered"},
             )
         )
-    if outcome.warning is not None:
-        out["warning"] = outcome.warning
+    if outcome.notice is not None:
+        out["warning"] = outcome.notice
     return out

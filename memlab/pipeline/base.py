@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from memlab.candidates import CandidateSet, RetrievalSpec, candidate_depth, retrieve
+from memlab.errors import nearest_name
 from memlab.fusion import clamp_weights
 from memlab.pipeline.explain import ranking_frame
 from memlab.stages import (
@@ -235,7 +236,16 @@ class Pipeline:
         unknown = sorted(set(params) - names - set(defaults))
         if unknown:
             valid = sorted(names | set(defaults))
-            raise ValueError(f"unknown pipeline parameter(s) {unknown}; valid: {valid}")
+            close = [(u, nearest_name(u, valid)) for u in unknown]
+            if len(unknown) == 1:
+                hint = close[0][1] or ""
+            else:
+                hint = ", ".join(f"{c} for {u}" for u, c in close if c)
+            raise ValueError(
+                f"unknown pipeline parameter(s) {unknown}"
+                + (f" (did you mean {hint}?)" if hint else "")
+                + f"; valid: {valid}"
+            )
         out = {k: v for k, v in params.items() if k in names}
         staged = {k: v for k, v in params.items() if k in defaults}
         if staged:
