@@ -259,17 +259,18 @@ class MemoryService:
 
         if is_release(self.pipeline):
             with self.lock:
+                index, pipeline, why = self.serving()
                 res = release_search(
-                    self.reader,
+                    index,
                     query,
                     maxResults,
                     minScore,
                     corpus,
-                    pipeline=self.pipeline,
+                    pipeline=pipeline,
                     citations=self.citations,
                 )
-                stale = self.stale_files() if "provider" in res else []
-            return self.with_stale(res, stale)
+                stale = self.stale_files() if "provider" in res and why is None else []
+            return self.with_stale(self.with_why(res, why), stale)
 
         check_search_arguments(query, maxResults, minScore)
         if corpus is not None and corpus not in MCP_CORPORA:
@@ -277,21 +278,66 @@ class MemoryService:
                 "corpus", f"corpus must be one of {', '.join(MCP_CORPORA)}, got {corpus!r}"
             )
         with self.lock:
-            res = memory_search(
-                self.reader,
-                query,
-                maxResults,
-                minScore,
-                pipeline=self.pipeline,
-                citations=self.citations,
+            index, pipeline, why = self.serving()
+            res = self.with_why(
+                memory_search(
+                    index,
+                    query,
+                    maxResults,
+                    minScore,
+                    pipeline=pipeline,
+                    citations=self.citations,
+                ),
+                why,
             )
-            stale = self.stale_files() if not res.get("unavailable") else []
+            stale = self.stale_files() if not res.get("unavailable") and why is None else []
         if corpus in ("memory", "sessions"):
             if corpus not in self.reader.sources:
                 note = f"this index does not cover {corpus} (sources: {', '.join(self.reader.sources)})"
                 res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
             res["results"] = [r for r in res["results"] if r.get("source") == corpus]
         return self.with_stale(res, stale)
+
+    def serving(self) -> tuple[MemoryIndex, Pipeline, str | None]:
+        """The index and system that answer a search now, and why they are not the usual
+        ones (None when they are). Call with ``self.lock`` held.
+
+        The reader, unless its index cannot serve without a sync (``MemoryIndex.usable``:
+        not built yet, or to be rebuilt), which a tool call must not wait for — a first
+        build of a large workspace, or a provider that is down or hangs. Then, for a system
+        with a keyword leg, the reader's keyword-only index of the same files
+        (``MemoryIndex.keyword_only``: FTS5 only, built here without the provider) and the
+        system without its vector leg: OpenClaw's keyword-only mode."""
+        if not self.pipeline.keyword or self.reader.usable():
+            return self.reader, self.pipeline, None
+        down = self.guard.status() if self.guard is not None else None
+        err = self.sync_error
+        cause = (
+            f"the embedding provider is down: {down['error']}"
+            if down is not None
+            else f"the sync fails: {err['error']}"
+            if err is not None
+            else "its first sync is still running"
+        )
+        try:
+            keyword = self.reader.keyword_only()
+            keyword.ensure_synced(files=True)
+        except Exception:  # the reader answers (or says why it cannot) as before
+            return self.reader, self.pipeline, None
+        why = (
+            f"embedding provider failed, keyword-only results: no index with its vectors yet"
+            f" ({cause}); answered from a keyword-only index of the same files"
+        )
+        return keyword, self.pipeline.replace(vector=False), why
+
+    @staticmethod
+    def with_why(res: dict[str, Any], why: str | None) -> dict[str, Any]:
+        """``res`` marked as a fallback answer (``fallback: true``, ``why`` first in its
+        ``warning``) when ``why`` is set (``serving``)."""
+        if why is not None and "results" in res and not res.get("unavailable"):
+            res["fallback"] = True
+            res["warning"] = "; ".join(filter(None, [why, res.get("warning")]))
+        return res
 
     def with_stale(self, res: dict[str, Any], stale: list[str]) -> dict[str, Any]:
         """``res`` with a ``warning`` naming the stale files (up to 10), when there are any,
@@ -363,9 +409,10 @@ class MemoryService:
         """``memory_status``: ``MemoryIndex.status()`` essentials, the pipeline, the
         watcher's state, the sync wait bound and ``degraded`` (``degraded_parts``)."""
         with self.lock:
+            usable = self.reader.usable()
             st = self.reader.status()
         return {
-            "degraded": self.degraded_parts(len(st["dirty_files"])),
+            "degraded": self.degraded_parts(len(st["dirty_files"]), usable),
             "workspace": st["workspace"],
             "index_path": st["index_path"],
             "identity": st["identity"],
@@ -382,13 +429,27 @@ class MemoryService:
             "sync_wait_seconds": SYNC_WAIT_S,
         }
 
-    def degraded_parts(self, n_stale: int) -> list[dict[str, Any]]:
+    def degraded_parts(self, n_stale: int, usable: bool = True) -> list[dict[str, Any]]:
         """What works less than it should, and why: ``[{what, why, since, effect}]``, empty
-        when all is well. ``embedding provider`` (the reader's guard has it down: searches
-        answer keyword-only) and ``sync`` (the watcher's syncs fail: ``n_stale`` changed
-        files are searched as last indexed until one goes through). ``since``: Unix
-        seconds."""
+        when all is well. ``index`` (not built, or to be rebuilt: searches answer from a
+        keyword-only index, ``serving``), ``embedding provider`` (the reader's guard has it
+        down: searches answer keyword-only) and ``sync`` (the watcher's syncs fail:
+        ``n_stale`` changed files are searched as last indexed until one goes through).
+        ``since``: Unix seconds (None when not known)."""
         parts: list[dict[str, Any]] = []
+        if not usable:
+            parts.append(
+                {
+                    "what": "index",
+                    "why": f"{self.reader.db_path} is not built for this embedder yet"
+                    f" ({self.reader.rebuild_reason() or 'first sync running'})",
+                    "since": None,
+                    "effect": "memory_search answers from a keyword-only index of the same"
+                    " files until the watcher's sync builds it"
+                    if self.pipeline.keyword
+                    else "memory_search cannot answer until the index is built",
+                }
+            )
         down = self.guard.status() if self.guard is not None else None
         if down is not None:
             parts.append(

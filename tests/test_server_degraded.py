@@ -168,6 +168,7 @@ def test_a_provider_that_starts_hanging_costs_one_timeout_then_nothing(
                 assert "keyword-only results" in res["warning"]
             assert 0.4 < times[0] < 3 and max(times[1:]) < 1, times
             st = await call(client, "memory_status")
+            assert [d["what"] for d in st["degraded"]] == ["embedding provider"]
             assert "within 0.5 s" in st["degraded"][0]["why"]  # the deadline, named
             write(ws, "memory/2026-02-02.md", "- the zebra crossing moved north\n")
             st = await until(client, lambda s: len(s["degraded"]) == 2, 30)
@@ -199,3 +200,52 @@ def test_the_server_starts_while_the_provider_hangs(
             assert "memory/2026-02-02.md" in res["warning"]
 
     asyncio.run(main())
+
+
+def test_a_never_indexed_workspace_is_searched_by_keyword_while_the_provider_is_down(
+    provider: Provider,
+    ws: Path,
+    tmp_path: Path,
+) -> None:
+    """No index yet and a provider that fails: keyword results from a keyword-only index
+    of the same files (built without the provider), then the real index once it answers."""
+    cfg = config(tmp_path, provider)
+    provider.mode = "500"
+
+    async def main() -> None:
+        async with Client(server(ws, cfg, tmp_path)) as client:
+            res = await call(client, "memory_search", query="gateway token", minScore=0)
+            assert res["results"][0]["path"] == "MEMORY.md", res
+            assert res["mode"] == "fts-only" and res["fallback"] is True
+            assert "no index with its vectors yet" in res["warning"]
+            assert "HTTP 500" in res["warning"]
+            st = await call(client, "memory_status")
+            assert "index" in {d["what"] for d in st["degraded"]}
+            provider.mode = "ok"
+            await until(client, lambda s: s["degraded"] == [], 90)
+            res = await call(client, "memory_search", query="gateway token", minScore=0)
+            assert res["mode"] == "hybrid" and res["fallback"] is False and "warning" not in res
+
+    asyncio.run(main())
+
+
+def test_an_embedder_that_has_not_learned_its_width_never_makes_the_index_stale(
+    provider: Provider,
+    ws: Path,
+    tmp_path: Path,
+) -> None:
+    """A remote embedder learns its width from its first answer. The watcher's no-op sync
+    (its embedder never asked) used to store width 0, after which the reader — which had
+    learned 16 from a query — saw the index as stale: a full rebuild in a tool call."""
+    from memlab.embed import OpenAIEmbedder
+    from memlab.index import MemoryIndex
+
+    def index() -> MemoryIndex:
+        emb = OpenAIEmbedder(provider.url, "test-model", timeout=1)
+        return MemoryIndex(ws, db_path=tmp_path / "i.sqlite", embedder=emb)
+
+    index().sync()  # embeds: width 16 stored
+    index().sync()  # nothing to embed: the width is not known, and not erased
+    reader = index()
+    reader.embed_queries(["green tea"])  # the reader learns 16
+    assert reader.usable() and reader.ensure_synced() is None

@@ -67,17 +67,19 @@ def embedder_dims(e: Embedder | None) -> int:
 def fingerprints_match(stored: dict[str, Any] | None, current: dict[str, Any]) -> bool:
     """Whether an index with fingerprint ``stored`` serves a system with ``current``.
 
-    Equal fingerprints match; so do fingerprints equal but for ``dims`` when the current
-    embedder does not know its width yet (``dims`` 0, ``embedder_dims``): its model and
-    settings (``provider_key``) are the same, so its width is the stored one. None (no
-    index) never matches.
+    Equal fingerprints match; so do fingerprints equal but for ``dims`` when either side
+    did not know the width (``dims`` 0, ``embedder_dims``: a remote embedder learns it from
+    its first answer, and a sync whose texts all came from the embedding cache never asks
+    it): the model and settings (``provider_key``) are the same, so the width is too. None
+    (no index) never matches.
     """
     if stored is None:
         return False
     if stored == current:
         return True
-    if current.get("dims") == 0 and stored.get("provider") not in (None, "none"):
-        return {**stored, "dims": 0} == current
+    unknown = 0 in (current.get("dims"), stored.get("dims"))
+    if unknown and stored.get("provider") not in (None, "none"):
+        return {**stored, "dims": 0} == {**current, "dims": 0}
     return False
 
 

@@ -147,6 +147,7 @@ class MemoryIndex(IndexWriter):
         self._ann: Any = None
         # Line views opened by line_view(), by FTS5 tokenizer; synced with this index.
         self._line_views: dict[str, MemoryIndex] = {}
+        self._keyword_only: MemoryIndex | None = None
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -263,6 +264,47 @@ class MemoryIndex(IndexWriter):
         view.ensure_synced()
         return view
 
+    def keyword_only(self) -> MemoryIndex:
+        """The same files, chunks and tokenizer indexed without an embedder (OpenClaw's
+        keyword-only mode), in ``<this file's stem>.keyword-only<suffix>`` beside this
+        index (user cache, never the workspace). Not synced here (``ensure_synced`` builds
+        it, with no provider: FTS5 only). For answering while this index cannot be built or
+        used: the MCP server serves it while the embedding provider is down and no index
+        with its vectors exists yet. A keyword-only index is its own."""
+        if self.embedder is None:
+            return self
+        if self._keyword_only is None:
+            self._keyword_only = MemoryIndex(
+                self.workspace,
+                db_path=self.db_path.with_name(
+                    f"{self.db_path.stem}.keyword-only{self.db_path.suffix}"
+                ),
+                embedder=None,
+                chunker=self.chunker,
+                extra_paths=self.extra_paths,
+                sources=self.sources,
+                sessions_dir=self.sessions_dir,
+                fts_tokenizer=self.fts_tokenizer,
+                fts_path_prefix=self.fts_path_prefix,
+                memory_files=self.memory_files,
+                cache_enabled=self.cache_enabled,
+                lock_timeout=self.lock_timeout,
+                progress=False,
+            )
+        return self._keyword_only
+
+    def usable(self) -> bool:
+        """Whether a search can run on this index without a sync first: the file exists
+        and its fingerprint is this index's (``ensure_synced`` would otherwise build or
+        rebuild it). Reads the meta table only; a corrupt file is not usable."""
+        if not self.db_path.exists():
+            return False
+        try:
+            self.refresh()  # a full build by another object swapped the file in
+            return fingerprints_match(self.stored_fingerprint(), self.fingerprint())
+        except IndexUnusableError:
+            return False
+
     def _line_view_index(self, tok: str) -> MemoryIndex:
         # The line view's object (made once, not synced here): see line_view.
         view = self._line_views.get(tok)
@@ -321,6 +363,8 @@ class MemoryIndex(IndexWriter):
         views are closed too."""
         for view in self._line_views.values():
             view.close()
+        if self._keyword_only is not None:
+            self._keyword_only.close()
         if self._conn is not None:
             self._conn.close()
             self._conn = None

@@ -372,7 +372,13 @@ def sync_into(
         conn.executemany("UPDATE files SET mtime = ?, size = ? WHERE path = ?", touched)
         set_meta(conn, SKIPPED_META, json.dumps(skipped, sort_keys=True))
         set_meta(conn, "next_rowid", str(next_rowid))
-        set_meta(conn, "fingerprint", json.dumps(fingerprint(), sort_keys=True))
+        fp = fingerprint()
+        old_fp = get_meta(conn, "fingerprint")
+        if not fp.get("dims") and old_fp:
+            # An embedder that has not learned its width yet (a remote one that embedded
+            # nothing in this sync) must not erase the width the index knows.
+            fp["dims"] = json.loads(old_fp).get("dims", 0)
+        set_meta(conn, "fingerprint", json.dumps(fp, sort_keys=True))
         set_meta(conn, "memlab_version", __version__)
         set_meta(conn, "last_sync", str(now))
     report.files_changed = len(changed)
