@@ -308,6 +308,8 @@ class MemoryService:
         with a keyword leg, the reader's keyword-only index of the same files
         (``MemoryIndex.keyword_only``: FTS5 only, built here without the provider) and the
         system without its vector leg: OpenClaw's keyword-only mode."""
+        from memlab.tools import keyword_index_note
+
         if not self.pipeline.keyword or self.reader.usable():
             return self.reader, self.pipeline, None
         down = self.guard.status() if self.guard is not None else None
@@ -324,20 +326,15 @@ class MemoryService:
             keyword.ensure_synced(files=True)
         except Exception:  # the reader answers (or says why it cannot) as before
             return self.reader, self.pipeline, None
-        why = (
-            f"embedding provider failed, keyword-only results: no index with its vectors yet"
-            f" ({cause}); answered from a keyword-only index of the same files"
-        )
-        return keyword, self.pipeline.replace(vector=False), why
+        return keyword, self.pipeline.replace(vector=False), keyword_index_note(cause)
 
     @staticmethod
     def with_why(res: dict[str, Any], why: str | None) -> dict[str, Any]:
-        """``res`` marked as a fallback answer (``fallback: true``, ``why`` first in its
-        ``warning``) when ``why`` is set (``serving``)."""
-        if why is not None and "results" in res and not res.get("unavailable"):
-            res["fallback"] = True
-            res["warning"] = "; ".join(filter(None, [why, res.get("warning")]))
-        return res
+        """``res`` marked as a fallback answer when ``why`` is set (``serving``;
+        ``memlab.tools.mark_fallback``)."""
+        from memlab.tools import mark_fallback
+
+        return mark_fallback(res, why)
 
     def with_stale(self, res: dict[str, Any], stale: list[str]) -> dict[str, Any]:
         """``res`` with a ``warning`` naming the stale files (up to 10), when there are any,

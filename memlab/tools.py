@@ -290,6 +290,26 @@ def search_with_fallback(
         return out
 
 
+def keyword_index_note(cause: str) -> str:
+    """The notice of an answer from a keyword-only index (``MemoryIndex.keyword_only``)
+    because no index with the provider's vectors exists yet: the keyword-only fallback's
+    words (``search_with_fallback``) and ``cause``."""
+    return (
+        f"embedding provider failed, keyword-only results: no index with its vectors yet"
+        f" ({cause}); answered from a keyword-only index of the same files"
+    )
+
+
+def mark_fallback(res: dict[str, Any], why: str | None) -> dict[str, Any]:
+    """A ``memory_search`` answer marked as a fallback answer (``fallback: true``, ``why``
+    first in its ``warning``) when ``why`` is set; the unavailable payload and answers
+    without ``results`` are left alone."""
+    if why is not None and "results" in res and not res.get("unavailable"):
+        res["fallback"] = True
+        res["warning"] = "; ".join(filter(None, [why, res.get("warning")]))
+    return res
+
+
 def unavailable(exc: BaseException) -> dict[str, Any]:
     """OpenClaw's failure payload for ``memory_search``."""
     return {

@@ -249,3 +249,33 @@ def test_an_embedder_that_has_not_learned_its_width_never_makes_the_index_stale(
     reader = index()
     reader.embed_queries(["green tea"])  # the reader learns 16
     assert reader.usable() and reader.ensure_synced() is None
+
+
+def test_the_cli_answers_a_never_indexed_workspace_by_keyword_too(
+    provider: Provider,
+    ws: Path,
+    tmp_path: Path,
+) -> None:
+    """The same state from the command line: keyword results and the same notice, exit 0;
+    a system without a keyword leg cannot answer (exit 1)."""
+    cfg = config(tmp_path, provider)
+    provider.mode = "500"
+    base = [sys.executable, "-m", "memlab.cli", "search", str(ws), "gateway token"]
+    opts = ["--config", str(cfg), "--embed-timeout", TIMEOUT, "--min-score", "0"]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*base, *opts, *extra],
+            capture_output=True,
+            text=True,
+            env=env(tmp_path),
+            cwd=REPO,
+            timeout=120,
+        )
+
+    proc = run("--json")
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert res["results"][0]["path"] == "MEMORY.md" and res["fallback"] is True
+    assert res["mode"] == "fts-only" and "no index with its vectors yet" in res["warning"]
+    assert run("--preset", "vector").returncode == 1

@@ -87,8 +87,10 @@ def parse_now(raw: str) -> float:
     return dt.timestamp()
 
 
-def _sync_for_search(index: Any, no_sync: bool) -> None:
-    """Bring the index in step before a search, or say what is stale.
+def _sync_for_search(index: Any, no_sync: bool, pipeline: Any) -> tuple[Any, Any, str | None]:
+    """Bring the index in step before a search, or say what is stale; returns the index
+    and the system to search with, and why they are not ``index`` and ``pipeline`` (None
+    when they are).
 
     A missing index, or one whose fingerprint no longer matches, is (re)built either way
     (announced on stderr: a first build, whose time grows with the workspace, or the
@@ -97,10 +99,13 @@ def _sync_for_search(index: Any, no_sync: bool) -> None:
     since the last sync are synced (an unchanged workspace costs one stat per file);
     with ``--no-sync``, or when the sync cannot run (another writer holds the lock, the
     index folder is read-only, the embedding provider is down), the stale files are named
-    on stderr instead.
+    on stderr instead. An index that cannot be built because the embedding provider fails
+    is answered, for a system with a keyword leg, from a keyword-only index of the same files
+    (``MemoryIndex.keyword_only``), as the MCP server does.
     """
     from memlab.embed import EmbeddingError
     from memlab.index import IndexLockedError
+    from memlab.tools import keyword_index_note
 
     if not index.db_path.exists():
         print(
@@ -109,12 +114,19 @@ def _sync_for_search(index: Any, no_sync: bool) -> None:
             file=sys.stderr,
         )
     announce_rebuild(index)
-    index.ensure_synced()
+    try:
+        index.ensure_synced()
+    except EmbeddingError as exc:
+        if not pipeline.keyword:
+            raise
+        keyword = index.keyword_only()
+        keyword.ensure_synced(files=True)
+        return keyword, pipeline.replace(vector=False), keyword_index_note(str(exc))
     problem = "--no-sync"
     if not no_sync:
         try:
             index.ensure_synced(files=True)
-            return
+            return index, pipeline, None
         except (IndexLockedError, OSError, EmbeddingError) as exc:
             # The index as last synced still answers (the embedder-down case falls back to
             # keyword search below); what it misses is named.
@@ -127,6 +139,7 @@ def _sync_for_search(index: Any, no_sync: bool) -> None:
             f" are searched as last indexed: {shown}",
             file=sys.stderr,
         )
+    return index, pipeline, None
 
 
 def _cell(c: str, v: Any) -> str:
@@ -155,6 +168,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         CLI_ARGUMENT_NAMES,
         SearchArgumentError,
         check_search_arguments,
+        mark_fallback,
         memory_search,
         search_with_fallback,
     )
@@ -183,31 +197,38 @@ def cmd_search(args: argparse.Namespace) -> int:
             " (openclaw, bm25, ...)"
         )
     with index:
-        _sync_for_search(index, args.no_sync)
+        # `searched`: the index itself, or its keyword-only index while it cannot be built
+        searched, pipeline, why = _sync_for_search(index, args.no_sync, pipeline)
         corpus = getattr(args, "corpus", None)
         if corpus is not None and not is_release(pipeline):
             raise CliError(
                 f"--corpus is an argument of OpenClaw 2026.9.6's memory_search, but"
                 f" {pipeline.name} runs the 2026-04 rules: add --preset openclaw-current"
             )
-        early = corpus_answer(index, corpus) if corpus is not None else None
+        early = corpus_answer(searched, corpus) if corpus is not None else None
         if args.json and (early is not None or not explaining) and is_release(pipeline):
             # (with --explain too when the corpus searches nothing: no candidates to explain)
-            res = release_search(
-                index,
-                args.query,
-                corpus=corpus,
-                pipeline=pipeline,
-                citations=args.citations,
-                now=now,
+            res = mark_fallback(
+                release_search(
+                    searched,
+                    args.query,
+                    corpus=corpus,
+                    pipeline=pipeline,
+                    citations=args.citations,
+                    now=now,
+                ),
+                why,
             )
             if res.get("warning"):
                 print(f"memlab: note: {res['warning']}", file=sys.stderr)
             print_json(res)
             return 0
         if args.json and not explaining:
-            res = memory_search(
-                index, args.query, pipeline=pipeline, citations=args.citations, now=now
+            res = mark_fallback(
+                memory_search(
+                    searched, args.query, pipeline=pipeline, citations=args.citations, now=now
+                ),
+                why,
             )
             if res.get("warning"):
                 print(f"memlab: note: {res['warning']}", file=sys.stderr)
@@ -218,7 +239,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             # (openclaw_current.tools owns the rules): wiki and a sessions corpus the
             # index does not hold search nothing; memory/sessions keep their own hits
             return _print_corpus_answer(early, args.query, pipeline.name, corpus)
-        out = search_with_fallback(index, pipeline, args.query, now=now)
+        out = search_with_fallback(searched, pipeline, args.query, now=now)
+        if why is not None:
+            out.warning = why  # the keyword-only index answered: a fallback, said so
         ex = explain(out.pipeline, out.candidates, out.ranking) if explaining else None
     df = out.frame
     if corpus is not None:
