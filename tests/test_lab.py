@@ -182,7 +182,7 @@ def test_format_shows_candidate_generation_and_effective_weights(lab: Lab) -> No
     assert row["bm25"][1:5] == ["or", "24", "keyword", "-"]
     assert row["openclaw"][1:6] == ["and", "24", "wsum", "0.70/0.30", "0.35"]
     assert row["wsum-1/1"][4] == "0.50/0.50"
-    assert row["rrf"][1:6] == ["or", "24", "rrf", "1.00/1.00", "0"]
+    assert row["rrf"][1:6] == ["or", "24", "rrf", "1.00/1.00", "none"]  # 0 cuts nothing there
     assert "kw" not in res.format(settings=False).splitlines()[0].split()
     js = {s["name"]: s["candidates"] for s in res.to_json()}
     assert js["wsum-1/1"] == {
