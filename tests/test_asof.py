@@ -7,6 +7,7 @@ takes its top lines after the cut-off."""
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,9 @@ import pytest
 
 from memlab.candidates import retrieve
 from memlab.chunking import ChunkerConfig
+from memlab.datasets.base import Dataset
 from memlab.embed import HashingEmbedder
+from memlab.eval.lab import Lab
 from memlab.index import MemoryIndex
 from memlab.presets import PRESETS, preset
 from memlab.stages.best_line import line_arrays, line_scores_key
@@ -230,3 +233,43 @@ def test_refusals(worlds: dict[int, Path]) -> None:
     full.set_vector_engine(Approximate())
     with pytest.raises(ValueError, match="exact vector engine"):
         retrieve(full, ["kiwi"], cutoffs=[cutoff_before(2)])
+
+
+def _lab_dataset(root: Path, ws: Path, cutoff: float | None) -> Dataset:
+    q = pd.DataFrame(
+        {
+            "qid": [f"q{i}" for i in range(len(QUERIES))],
+            "query": QUERIES,
+            "cutoff": [cutoff] * len(QUERIES) if cutoff is not None else [np.nan] * 4,
+        }
+    )
+    ev = pd.DataFrame({"qid": ["q0"], "path": [FILES[0]], "start_line": [1], "end_line": [20]})
+    return Dataset("asof", root, {"default": ws}, q, ev)
+
+
+@pytest.mark.parametrize("unit", ["turn", "chunk"])
+def test_lab_candidates_are_past_only_for_every_preset(
+    worlds: dict[int, Path], tmp_path: Path, unit: str
+) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(worlds[6], ws)
+    c = cutoff_before(3)
+    lab = Lab(
+        _lab_dataset(tmp_path, ws, c),
+        embedder=HashingEmbedder(dimensions=64),
+        unit=unit,
+        index_dir=tmp_path / "idx",
+    )
+    systems = [preset(n).at_k(10) for n in sorted(set(PRESETS) - {"openclaw-current"})]
+    for name, lc in lab.candidates_for(systems).items():
+        times = unit_times(lc.cs.table)
+        pos = lc.cs.pos[lc.cs.pos >= 0]
+        assert not (times[pos] >= c).any(), name
+        assert np.all(lc.cs.cutoffs == c)
+    # The cache is keyed by the cut-offs: the same lab without them sees the future.
+    free = Lab(
+        lab.dataset, embedder=lab.embedder, unit=unit, index_dir=tmp_path / "idx", as_of=False
+    )
+    lc = free.candidates(40, keyword_mode="or")
+    assert (unit_times(lc.cs.table)[lc.cs.pos[lc.cs.pos >= 0]] >= c).any()
+    assert lab.cutoff_key() is not None and free.cutoff_key() is None

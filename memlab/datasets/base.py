@@ -8,13 +8,22 @@ when its line range overlaps a span).
 On disk (the "folder" format, also what `memlab synth` writes)::
 
     ROOT/dataset.json      {"name", "workspaces": {group: relative dir}, "info": {...}}
-    ROOT/queries.jsonl     {"qid", "query", "group", "category", "time"} per line
+    ROOT/queries.jsonl     {"qid", "query", "group", "category", "time"[, "cutoff"]} per line
     ROOT/evidence.jsonl    {"qid", "path", "start_line", "end_line", "grade", "span_id"}
     ROOT/<workspace dirs>  MEMORY.md, memory/YYYY-MM-DD.md, ...
 
 `group` names the workspace a question is asked against (LoCoMo has one per
 conversation); single-workspace datasets use the group "default". `time` is
 the question's own "now" in Unix seconds (NaN when unknown); decay uses it.
+
+``cutoff`` (optional; Unix seconds, null/NaN = none): the memory as of the question.
+The lab then answers it from the units older than the cut-off only (``memlab.eval.lab.
+Lab(as_of=True)``, the default; ``memlab.store.asof``): a unit's time is its file's — the
+date of a dated memory file ``memory/**/YYYY-MM-DD.md``, plus ``HH:MM`` for
+``YYYY-MM-DD-HHMM.md`` — and a unit of an undated file (``MEMORY.md``, notes) is always
+visible. Give several sessions of one day ``-HHMM`` names so they keep their order, and
+a question asked during a session the cut-off of that session's time (its own session is
+then hidden). Without the column every question sees the whole workspace.
 """
 
 from __future__ import annotations
@@ -156,6 +165,8 @@ def _coerce_queries(df: pd.DataFrame) -> pd.DataFrame:
     df["group"] = df["group"].astype(str)
     df["category"] = df["category"].fillna("").astype(str)
     df["time"] = pd.to_numeric(df["time"], errors="coerce").astype(float)
+    if "cutoff" in df.columns:
+        df["cutoff"] = pd.to_numeric(df["cutoff"], errors="coerce").astype(float)
     extra = [c for c in df.columns if c not in QUERY_COLUMNS]
     return df[list(QUERY_COLUMNS) + extra].reset_index(drop=True)
 
