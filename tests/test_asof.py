@@ -273,3 +273,29 @@ def test_lab_candidates_are_past_only_for_every_preset(
     lc = free.candidates(40, keyword_mode="or")
     assert (unit_times(lc.cs.table)[lc.cs.pos[lc.cs.pos >= 0]] >= c).any()
     assert lab.cutoff_key() is not None and free.cutoff_key() is None
+
+
+def test_folder_format_cutoff_column(tmp_path: Path) -> None:
+    """``cutoff`` in queries.jsonl: null = none; a number hides later files in the lab."""
+    import json
+
+    from memlab.datasets.base import load_folder
+
+    make_workspace(tmp_path / "workspace", FILES)
+    rows = [
+        {"qid": "a", "query": "kiwi walrus", "cutoff": cutoff_before(1)},
+        {"qid": "b", "query": "kiwi walrus", "cutoff": None},
+    ]
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ev = {"qid": "a", "path": FILES[0], "start_line": 1, "end_line": 3}
+    (tmp_path / "evidence.jsonl").write_text(json.dumps(ev) + "\n")
+    ds = load_folder(tmp_path)
+    assert ds.queries["cutoff"].iloc[0] == cutoff_before(1)
+    assert np.isnan(ds.queries["cutoff"].iloc[1])
+    lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="turn", index_dir=tmp_path / "i")
+    cs = lab.candidates(100, keyword_mode="or").cs
+    times = unit_times(cs.table)
+    seen = [set(cs.table.paths[cs.pos[i][cs.pos[i] >= 0]]) for i in range(2)]
+    assert seen[0] <= {"MEMORY.md", FILES[0]} and FILES[0] in seen[0]
+    assert set(FILES) <= seen[1]  # no cut-off: every file
+    assert np.isnan(times[cs.table.paths == "MEMORY.md"]).all()
