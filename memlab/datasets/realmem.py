@@ -1,8 +1,8 @@
 """RealMem loader: each persona's sessions become one OpenClaw workspace, a dated file per
 session, asked as of each query's session.
 
-RealMem (zhiyuan5986/RealMemBench, "RealMem: Benchmarking LLMs in Real-World
-Memory-Driven Interaction"; Apache-2.0) is never shipped with memlab: this module reads
+RealMem (Bian et al., "RealMem: Benchmarking LLMs in Real-World Memory-Driven
+Interaction", arXiv:2601.06966; zhiyuan5986/RealMemBench; Apache-2.0) is never shipped with memlab: this module reads
 the user's copy, one JSON file per persona (``<Name>_dialogues_256k.json``) holding
 ``dialogues``, a list of sessions in time order, each with ``session_identifier``,
 ``session_uuid``, ``current_time`` (``"2025-12-15 (Monday)"``) and ``dialogue_turns``
@@ -75,7 +75,8 @@ from memlab.datasets.convwriter import (
 
 REALMEM_LICENSE = "Apache-2.0"
 REALMEM_CITATION = (
-    "RealMem: Benchmarking LLMs in Real-World Memory-Driven Interaction (zhiyuan5986/RealMemBench)"
+    "Bian et al., RealMem: Benchmarking LLMs in Real-World Memory-Driven Interaction, "
+    "arXiv:2601.06966 (zhiyuan5986/RealMemBench)"
 )
 REALMEM_CATEGORIES = (
     "Dynamic Incremental",
