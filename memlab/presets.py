@@ -145,8 +145,10 @@ def bm25_only(**overrides: Any) -> Pipeline:
 
 # The query-blind baselines see every unit of the memory: their vector leg is the one leg
 # that returns all rows (its top k with k ≥ the rows), so their depth is every unit an
-# index can hold; they read no keyword hit, and share the lab baselines' keyword mode so
-# that an experiment retrieves one candidate set for them all.
+# index can hold. They read no keyword hit. Their candidate set is their own
+# (``keyword_fallback=True``, a candidate key no lab baseline has when vectors run): shared,
+# its depth would re-order the lab baselines' equal scores, which keep the insertion order
+# (vector hits first) — measured: bm25's LoCoMo nDCG@10 moved in the 5th digit.
 EVERY_UNIT = 1_000_000
 
 
@@ -159,7 +161,7 @@ def recency_order(**overrides: Any) -> Pipeline:
         name="recency",
         keyword=False,
         keyword_mode=LAB_KEYWORD_MODE,
-        keyword_fallback=False,
+        keyword_fallback=True,
         min_score=-1e6,
         relaxed_fallback=False,
         candidate_multiplier=float(EVERY_UNIT),

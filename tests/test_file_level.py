@@ -196,6 +196,11 @@ def test_recency_and_random_orders(tmp_path) -> None:
     assert a.loc[a["path"] == "MEMORY.md", "score"].iloc[0] == random_key(0, "q", "0:MEMORY.md")
     c = rnd.replace(rank_seed=1).run(rnd.retrieve(idx, ["x"], qids=["q"]))
     assert not a["score"].equals(c["score"])
+    # Their every-unit candidate set is their own: shared, its depth would re-order the
+    # lab baselines' equal scores (which keep the vector-first insertion order).
+    keys = {n: preset(n).retrieval_spec().candidate_key for n in ("recency", "random")}
+    for base in ("wsum", "vector", "bm25", "rrf", "openclaw"):
+        assert preset(base).retrieval_spec().candidate_key not in keys.values()
     with pytest.raises(ValueError, match="rank_by"):
         preset("bm25", rank_by="oldest")
     with pytest.raises(ValueError, match="rank_by"):
