@@ -205,3 +205,35 @@ def test_recency_and_random_orders(tmp_path) -> None:
         preset("bm25", rank_by="oldest")
     with pytest.raises(ValueError, match="rank_by"):
         preset("memlab-best-chunk", rank_by="recency")
+
+
+def test_file_level_lab_sweep_and_experiment_agree(tmp_path) -> None:
+    """A sweep on a file-level lab scores files (the general path), as run_experiment does;
+    and file-level scores differ from unit-level ones on the same candidates."""
+    from memlab.datasets.realmem import load_realmem
+    from memlab.embed import HashingEmbedder
+    from memlab.eval.experiment import run_experiment
+    from memlab.eval.lab import Lab
+    from memlab.eval.sweep import sweep
+    from memlab.presets import preset
+    from tests.conftest import REPO
+
+    ds = load_realmem(REPO / "tests" / "data" / "realmem", tmp_path / "rm")
+    emb = HashingEmbedder(dimensions=64)
+    lab = Lab(ds, embedder=emb, unit="turn", level="file", index_dir=tmp_path / "i")
+    metrics = ["recall_any@1", "ndcg_jk@2"]
+    base = preset("wsum")
+    res = run_experiment([base], lab, metrics)
+    assert res.info["level"] == "file"
+    sw = sweep(lab, base, {"vector_weight": [0.7]}, metrics)
+    for m in metrics:
+        assert sw.table.loc[sw.table["metric"] == m, "mean"].iloc[0] == pytest.approx(
+            res.table.loc["wsum", m]
+        )
+    unit = Lab(ds, embedder=emb, unit="turn", level="unit", index_dir=tmp_path / "i")
+    lc_file = lab.candidates_for_system(base.at_k(2))
+    lc_unit = unit.candidates_for_system(base.at_k(2))
+    assert (lc_file.level, lc_unit.level) == ("file", "unit")
+    # At unit level a ranking's top 2 may hold one session twice; at file level it cannot.
+    ranking = lc_file.rank(base.at_k(2))
+    assert ranking.columns.shape[1] >= lc_unit.rank(base.at_k(2)).columns.shape[1]
