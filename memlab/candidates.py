@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memlab.store.asof import check_cutoffs, unit_times, visible_rows
 from memlab.textquery import build_fts_query, build_fts_query_or, extract_keywords
 from memlab.vocab import DEFAULT_MEMORY_FILES, KEYWORD_MODES
 
@@ -77,6 +78,8 @@ class CandidateSet:
         keyword_fallback: [Q] bool, the per-keyword fallback found these hits
             (keyword-only mode, when the AND query found nothing).
         times: [Q] the question's own "now" (Unix seconds; NaN = wall clock).
+        cutoffs: [Q] the time cut-off each query was retrieved with (Unix seconds;
+            NaN = none): only units older than it are candidates (``memlab.store.asof``).
     """
 
     qids: list[str]
@@ -91,6 +94,7 @@ class CandidateSet:
     keyword_mode: str = "and"
     keyword_fallback: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     times: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cutoffs: np.ndarray = field(default_factory=lambda: np.zeros(0))
     index: MemoryIndex | None = None
     query_vectors: np.ndarray | None = None
     # Per-candidate arrays [Q, C] of a candidate generation beyond the two legs (e.g.
@@ -104,6 +108,8 @@ class CandidateSet:
             self.keyword_fallback = np.zeros(q, dtype=bool)
         if len(self.times) != q:
             self.times = np.full(q, np.nan)
+        if len(self.cutoffs) != q:
+            self.cutoffs = np.full(q, np.nan)
 
     def __repr__(self) -> str:
         return (
@@ -162,6 +168,7 @@ class CandidateSet:
             keyword_mode=self.keyword_mode,
             keyword_fallback=self.keyword_fallback[r],
             times=self.times[r],
+            cutoffs=self.cutoffs[r],
             index=self.index,
             query_vectors=None if self.query_vectors is None else self.query_vectors[r],
             extra={k: v[r] for k, v in self.extra.items()},
@@ -204,6 +211,7 @@ def retrieve(
     times: Sequence[float] | np.ndarray | None = None,
     query_vectors: np.ndarray | None = None,
     vector_depth: int | None = None,
+    cutoffs: Sequence[float] | np.ndarray | None = None,
 ) -> CandidateSet:
     """Run both legs for a batch of queries and merge them by chunk.
 
@@ -219,6 +227,16 @@ def retrieve(
     search finds nothing is re-run per extracted keyword, keeping each chunk's
     best bm25. A leg that is off, or unavailable (keyword-only index), leaves
     its arrays NaN / −1.
+
+    ``cutoffs`` [Q] (Unix seconds, NaN = none; a scalar applies to every query): the
+    memory as of each query (``memlab.store.asof``): only units whose file time is below
+    the query's cut-off (and undated units) are candidates, in both legs before each is
+    cut at its depth. The keyword leg searches an in-memory FTS5 table of the visible rows
+    (``MemoryIndex.past_keywords``: bm25 with the past's own statistics), the vector leg
+    scans the visible vectors exactly (an approximate vector engine is refused). The
+    result equals a retrieval on an index of a workspace holding only those units
+    (positions aside). ``keyword_mode="openclaw-current"`` reads every path of the index
+    (its filename leg) and is refused with a cut-off (ValueError).
     """
     if keyword_mode not in KEYWORD_MODES:
         raise ValueError(f"keyword_mode must be one of {KEYWORD_MODES}; got {keyword_mode!r}")
@@ -229,28 +247,70 @@ def retrieve(
     qids = [str(q) for q in qids] if qids is not None else [str(i) for i in range(nq)]
     if len(qids) != nq:
         raise ValueError(f"{len(qids)} qids for {nq} queries")
+    cut = check_cutoffs(cutoffs, nq)
+    timed = bool(np.isfinite(cut).any())
+    if timed and keyword and keyword_mode == "openclaw-current":
+        raise ValueError(
+            "time cut-offs are not supported with keyword_mode='openclaw-current' (its "
+            "filename leg reads every path of the index); use 'and' or 'or'"
+        )
     index.ensure_synced()
     table = index.table
     vdepth = depth if vector_depth is None else vector_depth
+    utimes = unit_times(table) if timed else None
+    masks: dict[float, np.ndarray | None] = {}
+
+    def visible(qi: int) -> np.ndarray | None:
+        # The rows query qi sees; None = all of them (no cut-off, or nothing hidden).
+        c = float(cut[qi])
+        if math.isnan(c) or utimes is None:
+            return None
+        if c not in masks:
+            m = visible_rows(utimes, c)
+            masks[c] = None if m.all() else m
+        return masks[c]
 
     fallback = np.zeros(nq, dtype=bool)
     current_hits: list[list[Any]] = [[] for _ in queries]
 
     def keyword_leg() -> list[tuple[np.ndarray, np.ndarray]]:
-        out = []
-        for qi, query in enumerate(queries):
-            kw_pos: np.ndarray = np.empty(0, dtype=np.int64)
-            kw_rank: np.ndarray = np.empty(0)
-            if keyword and keyword_mode == "openclaw-current":
-                kw_pos, kw_rank, current_hits[qi] = _current_keyword(index, query)
-            elif keyword:
-                fts = build_fts_query(query) if keyword_mode == "and" else build_fts_query_or(query)
-                kw_pos, kw_rank = index.keyword_search(fts, depth)
+        out: list[tuple[np.ndarray, np.ndarray]] = [
+            (np.empty(0, dtype=np.int64), np.empty(0)) for _ in queries
+        ]
+        if not keyword:
+            return out
+        past = index.past_keywords() if timed else None
+        # Ascending cut-offs (none first): the past's table only ever gains rows.
+        order = sorted(range(nq), key=lambda i: (not math.isnan(cut[i]), np.nan_to_num(cut[i])))
+        try:
+            for qi in order:
+                query = queries[qi]
+                if keyword_mode == "openclaw-current":
+                    kw_pos, kw_rank, current_hits[qi] = _current_keyword(index, query)
+                    out[qi] = (kw_pos, kw_rank)
+                    continue
+                m = visible(qi)
+                search = index.keyword_search
+                if m is not None and past is not None:
+                    past.show(m)
+                    search = past.search
+                and_query = keyword_mode == "and"
+                fts = build_fts_query(query) if and_query else build_fts_query_or(query)
+                kw_pos, kw_rank = search(fts, depth)
                 if keyword_fallback and kw_pos.size == 0:
-                    kw_pos, kw_rank = _per_keyword(index, query, depth)
+                    kw_pos, kw_rank = _per_keyword(search, query, depth)
                     fallback[qi] = kw_pos.size > 0
-            out.append((kw_pos, kw_rank))
+                out[qi] = (kw_pos, kw_rank)
+        finally:
+            if past is not None:
+                past.close()
         return out
+
+    def vector_leg() -> tuple[np.ndarray, np.ndarray]:
+        assert query_vectors is not None
+        if not timed:
+            return index.vector_search(query_vectors, vdepth)
+        return index.vector_search(query_vectors, vdepth, visible=visible)
 
     vec_pos = np.full((nq, 0), -1, dtype=np.int64)
     vec_sc = np.full((nq, 0), np.nan)
@@ -263,11 +323,11 @@ def retrieve(
         # the connection is used by that thread alone meanwhile).
         with ThreadPoolExecutor(1) as pool:
             kw_future = pool.submit(keyword_leg)
-            vec_pos, vec_sc = index.vector_search(query_vectors, vdepth)
+            vec_pos, vec_sc = vector_leg()
             kw = kw_future.result()
     else:
         if run_vector:
-            vec_pos, vec_sc = index.vector_search(query_vectors, vdepth)
+            vec_pos, vec_sc = vector_leg()
         kw = keyword_leg()
     rows: list[Row] = [
         merge_row(vec_pos[qi], vec_sc[qi], kw_pos, kw_rank)
@@ -292,6 +352,7 @@ def retrieve(
         keyword_mode=keyword_mode,
         keyword_fallback=fallback,
         times=tarr,
+        cutoffs=cut,
         index=index,
         query_vectors=query_vectors,
         extra=extra,
@@ -395,10 +456,12 @@ def merge_row(vpos: np.ndarray, vsc: np.ndarray, kpos: np.ndarray, krank: np.nda
     return p, v, t, a, b
 
 
-def _per_keyword(index: MemoryIndex, query: str, depth: int) -> tuple[np.ndarray, np.ndarray]:
+def _per_keyword(
+    search: Callable[[str | None, int], tuple[np.ndarray, np.ndarray]], query: str, depth: int
+) -> tuple[np.ndarray, np.ndarray]:
     best: dict[int, float] = {}
     for kw in extract_keywords(query):
-        kp, kr = index.keyword_search(build_fts_query(kw), depth)
+        kp, kr = search(build_fts_query(kw), depth)
         for p, r in zip(kp.tolist(), kr.tolist(), strict=True):
             if p not in best or r < best[p]:
                 best[p] = r

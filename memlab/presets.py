@@ -5,7 +5,8 @@
   (MMR, decay at any depth, keyword-only hits fill spare slots); ``openclaw-current``
   (alias ``openclaw-2026.9``): release 2026.9.6's ranking, as stages.
 - the lab baselines ``wsum``, ``rrf``, ``qmd-like``, ``vector``, ``bm25``: one shared
-  candidate generation (OR keyword query), differing only in what their names say.
+  candidate generation (OR keyword query), differing only in what their names say;
+  ``recency`` and ``random``: query-blind orders of every unit (``memlab.stages.prior``).
 - ``memlab-best`` / ``memlab-best-chunk``: tuned on LoCoMo's and BEAM's dev tune halves
   (``benchmarks/locomo_quality.py``, ``transfer_ideas.py``, ``chunk_lines.py``;
   docs/quality.md), with the neighbour-context, file-context and heading-filter stages
@@ -42,6 +43,8 @@ __all__ = [
     "openclaw_latest",
     "preset",
     "qmd_like",
+    "random_order",
+    "recency_order",
     "rrf_preset",
     "vector_only",
     "wsum_preset",
@@ -137,6 +140,41 @@ def bm25_only(**overrides: Any) -> Pipeline:
         keyword_fallback=False,
         min_score=0.0,
     )
+    return p.replace(**overrides) if overrides else p
+
+
+# The query-blind baselines see every unit of the memory: their vector leg is the one leg
+# that returns all rows (its top k with k ≥ the rows), so their depth is every unit an
+# index can hold. They read no keyword hit. Their candidate set is their own
+# (``keyword_fallback=True``, a candidate key no lab baseline has when vectors run): shared,
+# its depth would re-order the lab baselines' equal scores, which keep the insertion order
+# (vector hits first) — measured: bm25's LoCoMo nDCG@10 moved in the 5th digit.
+EVERY_UNIT = 1_000_000
+
+
+def recency_order(**overrides: Any) -> Pipeline:
+    """Newest first, whatever the query: every unit (as of the query's cut-off when it has
+    one) ranked by its file's time (``rank_by="recency"``, ``memlab.stages.prior``); the
+    units of one file tie in the vector leg's order. A baseline, not a search: it needs a
+    vector index (any embedder) only to enumerate the units."""
+    p = Pipeline(
+        name="recency",
+        keyword=False,
+        keyword_mode=LAB_KEYWORD_MODE,
+        keyword_fallback=True,
+        min_score=-1e6,
+        relaxed_fallback=False,
+        candidate_multiplier=float(EVERY_UNIT),
+        max_candidates=EVERY_UNIT,
+    ).replace(rank_by="recency")
+    return p.replace(**overrides) if overrides else p
+
+
+def random_order(**overrides: Any) -> Pipeline:
+    """A seeded random order of the files (``rank_by="random"``, ``rank_seed`` 0,
+    ``memlab.stages.prior``): every unit, each file's units sharing one random key per
+    query. The chance baseline beside `recency_order`."""
+    p = recency_order(name="random", rank_by="random", min_score=-1.0)
     return p.replace(**overrides) if overrides else p
 
 
@@ -310,6 +348,8 @@ PRESETS = {
     "bm25": bm25_only,
     "memlab-best": memlab_best,
     "memlab-best-chunk": memlab_best_chunk,
+    "recency": recency_order,
+    "random": random_order,
 }
 
 

@@ -40,6 +40,9 @@ BEST_LINE_SYSTEMS: tuple[str, ...] = ("memlab-best", "bm25")
 BEST_LINE_ORDERS: tuple[str, ...] = ("max", "novel")
 # Lab units: OpenClaw chunks, or one line (a dialog turn) per unit.
 UNITS: tuple[str, ...] = ("chunk", "turn")
+# What the lab scores (memlab.eval.lab.Lab(level=...)): the units as ranked, or the files
+# they lie in (a file's rank = its best unit's; a file = a session, as in RealMem).
+EVAL_LEVELS: tuple[str, ...] = ("unit", "file")
 # Index sources (OpenClaw's memorySearch.sources).
 SOURCES: tuple[str, ...] = ("memory", "sessions")
 # memory_search's `corpus` argument through `memlab mcp` (memlab.server).
@@ -101,6 +104,9 @@ MMR_KINDS: tuple[str, ...] = ("off", "jaccard", "embedding", "openclaw-current")
 NEIGHBOR_SHAPES: tuple[str, ...] = ("off", "roles")
 # How the neighbour stage combines its terms (memlab.stages.context: the largest, or all).
 NEIGHBOR_AGGS: tuple[str, ...] = ("max", "sum")
+# What orders the candidates (the prior stage, memlab.stages.prior): the pipeline's score,
+# or a query-blind baseline: the file's time, newest first, or a seeded random per file.
+RANK_BY: tuple[str, ...] = ("score", "recency", "random")
 # Ordering + selection rules of the selection stage (memlab.stages.current).
 SELECTION_RULES: tuple[str, ...] = ("openclaw", "openclaw-current")
 CITATION_MODES: tuple[str, ...] = ("auto", "on", "off")
@@ -118,7 +124,7 @@ LEARNED_FEATURES: tuple[str, ...] = (
 )
 
 # ----------------------------------------------------------------------- lab
-DATASETS: tuple[str, ...] = ("synthetic", "locomo", "beam", "longmemeval", "folder")
+DATASETS: tuple[str, ...] = ("synthetic", "locomo", "beam", "longmemeval", "realmem", "folder")
 # Synthetic question categories (memlab.datasets.synthetic): the classic ones, and those that
 # exercise OpenClaw 2026.9.6's new stages (never in the default mix; synthetic.release).
 SYNTH_PHENOMENA: tuple[str, ...] = (

@@ -111,6 +111,8 @@ def test_groups_and_queries(lme) -> None:
         datetime(2023, 7, 1, 12, 0, tzinfo=UTC),
     ]
     assert list(q["time"]) == [d.timestamp() for d in expected]
+    # The memory as of the question (memlab.store.asof): the lab hides later dates.
+    assert list(q["cutoff"]) == list(q["time"])
 
 
 def test_daily_files_sorted_by_time_one_line_per_turn(lme) -> None:
@@ -206,6 +208,7 @@ def test_missing_question_date_gives_nan(tmp_path: Path) -> None:
     path.write_text(json.dumps([inst]))
     ds = load_longmemeval(path, tmp_path / "o")
     assert math.isnan(ds.queries["time"].iloc[0])
+    assert math.isnan(ds.queries["cutoff"].iloc[0])  # no cut-off: the whole haystack
     assert ds.info["defects"]["question_date_unparsed"] == 1
 
 

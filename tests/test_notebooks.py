@@ -26,6 +26,7 @@ NOTEBOOKS = [
     "06_chunking",
     "07_openclaw_releases",
     "08_transfer",
+    "09_realmem",
 ]
 # Committed outputs must stay small (they are diffs in review), and 05's must be empty:
 # its outputs would quote LoCoMo, which is licensed CC BY-NC and never copied into the repo.
@@ -33,6 +34,8 @@ MAX_NOTEBOOK_BYTES = 1_500_000
 NO_OUTPUTS = {"05_locomo"}
 # Read LoCoMo (and 08 BEAM too) from ../shared; each prints "… not found" and skips when absent.
 NEEDS_LOCOMO = {"05_locomo", "08_transfer"}
+# Reads RealMem from ../shared (or MEMLAB_REALMEM); prints "RealMem not found" and skips.
+NEEDS_SHARED = NEEDS_LOCOMO | {"09_realmem"}
 CELL_TIMEOUT = 900
 
 
@@ -111,7 +114,7 @@ def _text_outputs(nb: object) -> str:
 @pytest.mark.model
 @pytest.mark.parametrize(
     "name",
-    [pytest.param(n, marks=pytest.mark.locomo) if n in NEEDS_LOCOMO else n for n in NOTEBOOKS],
+    [pytest.param(n, marks=pytest.mark.locomo) if n in NEEDS_SHARED else n for n in NOTEBOOKS],
 )
 def test_notebook_executes(name: str) -> None:
     nb, seconds = _execute(name)
@@ -127,6 +130,7 @@ def test_notebook_executes(name: str) -> None:
         ("05_locomo", "MEMLAB_LOCOMO", "absent.json"),
         ("08_transfer", "MEMLAB_LOCOMO", "absent.json"),
         ("08_transfer", "MEMLAB_BEAM", "absent-beam"),
+        ("09_realmem", "MEMLAB_REALMEM", "absent-realmem"),
     ],
 )
 def test_data_notebooks_skip_cleanly_without_the_data(
@@ -137,6 +141,10 @@ def test_data_notebooks_skip_cleanly_without_the_data(
     text = _text_outputs(nb)
     # The missing set is named; a machine without ../shared misses the other one too
     # ("LoCoMo and BEAM not found"), and the notebook must skip as cleanly.
-    said = r"LoCoMo( and BEAM)? not found" if variable == "MEMLAB_LOCOMO" else r"BEAM not found"
+    said = {
+        "MEMLAB_LOCOMO": r"LoCoMo( and BEAM)? not found",
+        "MEMLAB_BEAM": r"BEAM not found",
+        "MEMLAB_REALMEM": r"RealMem not found",
+    }[variable]
     assert re.search(said, text)
     assert "notebook run time" not in text

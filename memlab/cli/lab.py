@@ -17,6 +17,7 @@ from memlab.errors import CliError
 from memlab.vocab import (
     DATASETS,
     DEFAULT_LOCAL_BACKEND,
+    EVAL_LEVELS,
     FTS_TOKENIZERS,
     LAB_EMBEDDERS,
     LOCAL_BACKENDS,
@@ -40,6 +41,7 @@ __all__ = [
 # OpenClaw systems as shipped: wsum vs rrf is a fusion comparison, wsum vs openclaw
 # the AND query plus minScore (docs/presets.md).
 DEFAULT_PRESETS = ("vector", "bm25", "openclaw", "openclaw-latest", "wsum", "rrf")
+DEFAULT_METRICS = "recall@6,ndcg@10,mrr"
 
 
 class LabError(Exception):
@@ -50,7 +52,8 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
     """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
     the user cache when no path is given), ``locomo`` (the dev split JSON; default
     ../shared/datasets/locomo), ``beam`` (the BEAM folder; default ../shared/datasets/beam),
-    ``longmemeval`` (its JSON), ``folder`` (memlab's format).
+    ``longmemeval`` (its JSON), ``realmem`` (a folder of persona files; default
+    ``$MEMLAB_REALMEM`` or ../shared/datasets/realmem), ``folder`` (memlab's format).
 
     Nothing is written into ``path``: a ``synthetic`` path that holds no corpus
     (no ``queries.jsonl``: a real workspace, a mistyped path) is refused with a
@@ -87,13 +90,19 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
         if (out / "queries.jsonl").exists():
             return load_folder(out)
         return generate(SynthConfig(days=days, seed=seed), out)
-    if kind in ("locomo", "beam", "longmemeval"):
+    if kind in ("locomo", "beam", "longmemeval", "realmem"):
         from memlab.datasets.base import DataNotFoundError
         from memlab.datasets.beam import load_beam
         from memlab.datasets.locomo import load_locomo
         from memlab.datasets.longmemeval import load_longmemeval
+        from memlab.datasets.realmem import load_realmem
 
-        load = {"locomo": load_locomo, "beam": load_beam, "longmemeval": load_longmemeval}
+        load = {
+            "locomo": load_locomo,
+            "beam": load_beam,
+            "longmemeval": load_longmemeval,
+            "realmem": load_realmem,
+        }
         try:  # where each looks, and what it says when the data is not there: locate_data
             return load[kind](path or None)
         except DataNotFoundError as exc:
@@ -129,7 +138,36 @@ def _lab(args: argparse.Namespace) -> Any:
         except ValueError as exc:
             raise LabError(f"--model: {exc}") from exc
     ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
-    return PresetLab(ds, embedder=embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer)
+    level = getattr(args, "level", None) or ds.info.get("level", "unit")
+    return PresetLab(
+        ds, embedder=embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer, level=level
+    )
+
+
+def dataset_defaults(kind: str) -> dict[str, Any]:
+    """What ``memlab eval <kind>`` runs when not told: presets, metrics and baseline (None
+    = ``openclaw`` when run). RealMem: its own metrics at session level and its baselines
+    (``memlab.datasets.realmem``)."""
+    if kind == "realmem":
+        from memlab.datasets.realmem import REALMEM_BASELINE, REALMEM_METRICS, REALMEM_PRESETS
+
+        return {
+            "presets": REALMEM_PRESETS,
+            "metrics": ",".join(REALMEM_METRICS),
+            "baseline": REALMEM_BASELINE,
+        }
+    return {"presets": DEFAULT_PRESETS, "metrics": DEFAULT_METRICS, "baseline": None}
+
+
+def defects_line(ds: Any) -> str | None:
+    """``defects (info["defects"]): name n, …`` for the non-zero defect counts a loader
+    recorded, or None when it recorded none or all are 0."""
+    found = {k: v for k, v in (ds.info.get("defects") or {}).items() if v}
+    if not found:
+        return None
+    return f"{ds.name} defects (info['defects']): " + ", ".join(
+        f"{k} {v}" for k, v in found.items()
+    )
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
@@ -151,16 +189,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     writes the experiment, ``--json`` prints it."""
     from memlab.eval.experiment import run_experiment
 
-    presets = [p for item in (args.preset or list(DEFAULT_PRESETS)) for p in item.split(",") if p]
+    defaults = dataset_defaults(args.dataset)
+    chosen = args.preset or list(defaults["presets"])
+    presets = [p for item in chosen for p in item.split(",") if p]
     systems = _systems(presets, args.set)
-    metrics = [m for m in args.metrics.split(",") if m]
+    metrics = [m for m in (args.metrics or defaults["metrics"]).split(",") if m]
     if args.evidence_ranks and args.json:
         raise LabError(
             "--evidence-ranks prints a table, not JSON: leave out --json, or call "
             "memlab.eval.evidence.evidence_ranks from Python"
         )
     lab = _lab(args)
-    baseline = args.baseline if args.baseline else ("openclaw" if "openclaw" in presets else None)
+    baseline = args.baseline or defaults["baseline"]
+    if not args.baseline and baseline not in presets:  # a default that is not run
+        baseline = "openclaw" if "openclaw" in presets else None
     res = run_experiment(
         systems,
         lab,
@@ -172,10 +214,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     )
     if args.save:
         res.save(args.save)
+    defects = defects_line(lab.dataset)
     if args.json:
         print(json.dumps(res.to_json(), indent=2, default=str))
+        if defects:  # stdout is the JSON; the defects are said beside it
+            print(defects, file=sys.stderr)
         return 0
     print(f"{lab!r}")
+    if defects:
+        print(defects)
     for line in (units_line(lab, systems), shapes_line(lab, systems)):
         if line:
             print(line)
@@ -429,6 +476,13 @@ def _dataset_args(p: argparse.ArgumentParser) -> None:
         default="chunk",
         help="OpenClaw chunks or one turn/line per unit",
     )
+    p.add_argument(
+        "--level",
+        choices=EVAL_LEVELS,
+        default=None,
+        help="score the ranked units, or their files (a file's rank = its best unit's; a "
+        "file = a session); default: the dataset's (realmem: file), else unit",
+    )
     p.add_argument("--embedder", choices=LAB_EMBEDDERS, default="local")
     p.add_argument(
         "--model",
@@ -470,10 +524,22 @@ def add_parsers(sub: Any) -> None:
     )
     _dataset_args(p)
     p.add_argument(
-        "--preset", action="append", help=f"system(s) to run (default {','.join(DEFAULT_PRESETS)})"
+        "--preset",
+        action="append",
+        help=f"system(s) to run (default {','.join(DEFAULT_PRESETS)}; realmem: recency, random,"
+        " bm25, vector, wsum, memlab-best, memlab-best-chunk)",
     )
-    p.add_argument("--metrics", default="recall@6,ndcg@10,mrr")
-    p.add_argument("--baseline", default=None, help="system to test against (default openclaw)")
+    p.add_argument(
+        "--metrics",
+        default=None,
+        help=f"default {DEFAULT_METRICS} (realmem: its own, recall_any@5,10,20, recall_all@10,"
+        " ndcg_jk@10)",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="system to test against (default openclaw when run; realmem: bm25)",
+    )
     p.add_argument("--test", choices=("ttest", "randomization"), default="ttest")
     p.add_argument(
         "--pinned", action="store_true", help="keep each system's own maxResults (no raise to k)"

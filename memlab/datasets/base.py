@@ -8,13 +8,22 @@ when its line range overlaps a span).
 On disk (the "folder" format, also what `memlab synth` writes)::
 
     ROOT/dataset.json      {"name", "workspaces": {group: relative dir}, "info": {...}}
-    ROOT/queries.jsonl     {"qid", "query", "group", "category", "time"} per line
+    ROOT/queries.jsonl     {"qid", "query", "group", "category", "time"[, "cutoff"]} per line
     ROOT/evidence.jsonl    {"qid", "path", "start_line", "end_line", "grade", "span_id"}
     ROOT/<workspace dirs>  MEMORY.md, memory/YYYY-MM-DD.md, ...
 
 `group` names the workspace a question is asked against (LoCoMo has one per
 conversation); single-workspace datasets use the group "default". `time` is
 the question's own "now" in Unix seconds (NaN when unknown); decay uses it.
+
+``cutoff`` (optional; Unix seconds, null/NaN = none): the memory as of the question.
+The lab then answers it from the units older than the cut-off only (``memlab.eval.lab.
+Lab(as_of=True)``, the default; ``memlab.store.asof``): a unit's time is its file's — the
+date of a dated memory file ``memory/**/YYYY-MM-DD.md``, plus ``HH:MM`` for
+``YYYY-MM-DD-HHMM.md`` — and a unit of an undated file (``MEMORY.md``, notes) is always
+visible. Give several sessions of one day ``-HHMM`` names so they keep their order, and
+a question asked during a session the cut-off of that session's time (its own session is
+then hidden). Without the column every question sees the whole workspace.
 """
 
 from __future__ import annotations
@@ -129,7 +138,7 @@ def locate_data(
     what: str,
     path: str | Path | None = None,
     *,
-    folder: bool = False,
+    folder: bool | None = False,
 ) -> Path:
     """Where dataset ``name`` is: the one rule of every loader (LoCoMo, BEAM, LongMemEval,
     RealMem …) for finding its data, and for saying where it looked when it is not there.
@@ -137,16 +146,18 @@ def locate_data(
     Order: ``path`` when given (the caller's ``--path`` / ``path=``), else the environment
     variable ``env_var`` when set, else ``default`` (e.g. under ``shared_data_dir()``; None:
     no default place). The first of these that is given is the answer and must exist as a
-    file (or, with ``folder``, a folder): an explicit place that is wrong is not silently
+    file (with ``folder=True`` a folder; ``folder=None``: either) — an explicit place that is wrong is not silently
     replaced by another. Returns it with ``~`` expanded. Otherwise raises
     ``DataNotFoundError``: ``"NAME not found: looked at PLACE (why), …; NAME is WHAT. Pass
     its path (--path, or path= in Python) or set ENV_VAR."``.
     """
-    kind = "folder" if folder else "file"
+    kind = {True: "folder", False: "file", None: "file or folder"}[folder]
 
     def why_not(p: Path) -> str | None:
         if not p.exists():
             return f"no such {kind}"
+        if folder is None:
+            return None
         if folder and not p.is_dir():
             return "not a folder"
         if not folder and not p.is_file():
@@ -221,6 +232,8 @@ def _coerce_queries(df: pd.DataFrame) -> pd.DataFrame:
     df["group"] = df["group"].astype(str)
     df["category"] = df["category"].fillna("").astype(str)
     df["time"] = pd.to_numeric(df["time"], errors="coerce").astype(float)
+    if "cutoff" in df.columns:
+        df["cutoff"] = pd.to_numeric(df["cutoff"], errors="coerce").astype(float)
     extra = [c for c in df.columns if c not in QUERY_COLUMNS]
     return df[list(QUERY_COLUMNS) + extra].reset_index(drop=True)
 

@@ -1,6 +1,7 @@
-"""Writing conversation data sets as OpenClaw workspaces (shared by the LoCoMo and
-LongMemEval loaders): daily files with one line per turn, cache folders built
-beside their final place and renamed in, a completion marker written last.
+"""Writing conversation data sets as OpenClaw workspaces (shared by the LoCoMo, BEAM,
+LongMemEval and RealMem loaders): daily files (or one dated file per session) with one
+line per turn, cache folders built beside their final place and renamed in, a completion
+marker written last.
 """
 
 from __future__ import annotations
@@ -68,6 +69,35 @@ def write_daily_files(workspace: Path, sessions: Sequence[Session]) -> list[Plac
             out.extend(sessions[i].lines)
         (workspace / rel).write_text("\n".join(out) + "\n", encoding="utf-8")
     return [p for p in placed if p is not None]
+
+
+def session_file_name(when: datetime) -> str:
+    """``memory/YYYY-MM-DD.md`` for a session at UTC midnight, else
+    ``memory/YYYY-MM-DD-HHMM.md`` (OpenClaw's name for another log of one day): the name
+    ``memlab.store.asof.unit_time`` reads back as ``when``. ValueError when ``when`` has
+    seconds (a name holds minutes)."""
+    t = when.astimezone(UTC)
+    if t.second or t.microsecond:
+        raise ValueError(f"a session file name holds minutes, not seconds: {t.isoformat()}")
+    day = t.date().isoformat()
+    return f"memory/{day}.md" if (t.hour, t.minute) == (0, 0) else f"memory/{day}-{t:%H%M}.md"
+
+
+def write_session_files(workspace: Path, sessions: Sequence[Session]) -> list[Placed]:
+    """Write each session into its own dated file, ``session_file_name(session.when)``:
+    its heading line, then one line per turn. Returns, per session (same order), its file
+    and line numbers (1-based). ValueError when two sessions share a minute (they would
+    share a file, and a file is a session)."""
+    names = [session_file_name(s.when) for s in sessions]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"two sessions at the same minute would share {dup[0]}")
+    (workspace / "memory").mkdir(parents=True, exist_ok=True)
+    placed = []
+    for name, s in zip(names, sessions, strict=True):
+        (workspace / name).write_text("\n".join([s.heading, *s.lines]) + "\n", encoding="utf-8")
+        placed.append(Placed(name, 1, 2))
+    return placed
 
 
 def flatten(text: str) -> str:

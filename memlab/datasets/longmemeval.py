@@ -47,7 +47,7 @@ LONGMEMEVAL_QUESTION_TYPES = (
     "knowledge-update",
 )
 LONGMEMEVAL_LICENSE = "MIT"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2  # 2: the cutoff column (the memory as of the question)
 _REQUIRED = {
     "question_id": str,
     "question_type": str,
@@ -122,9 +122,9 @@ def load_longmemeval(
     """Load a LongMemEval JSON file as a memlab `Dataset` (one workspace per question).
 
     Questions: ``qid`` = ``question_id`` (also the group), ``category`` =
-    ``question_type``, ``time`` = ``question_date`` in Unix seconds (UTC; NaN
-    when absent or unparsable); extra columns ``answer`` (str) and
-    ``abstention`` (``question_id`` ends with ``_abs``).
+    ``question_type``, ``time`` = ``cutoff`` = ``question_date`` in Unix seconds (UTC;
+    NaN when absent or unparsable: the memory as of the question, ``memlab.store.asof``);
+    extra columns ``answer`` (str) and ``abstention`` (``question_id`` ends with ``_abs``).
 
     Evidence, per answer session: each turn with ``has_answer: true`` is a
     one-line span (``span_id`` ``"S3:5"``); an answer session with no marked
@@ -201,7 +201,8 @@ def _build(data: Any, root: Path, *, source: Path, digest: str, limit: int | Non
                 "query": inst["question"],
                 "group": qid,
                 "category": inst["question_type"],
-                "time": _question_time(inst.get("question_date"), defects),
+                "time": (asked := _question_time(inst.get("question_date"), defects)),
+                "cutoff": asked,
                 "answer": str(inst.get("answer", "")),
                 "abstention": abstention,
             }
@@ -226,6 +227,9 @@ def _build(data: Any, root: Path, *, source: Path, digest: str, limit: int | Non
         "evidence_session_spans": sum(":" not in e["span_id"] for e in evidence),
         "defects": dict(defects),
         "time_rule": "question_date (UTC)",
+        "cutoff_rule": "cutoff = question_date: the lab answers from the sessions of earlier "
+        "dates only (a daily file is dated at UTC midnight, so a session of the question's "
+        "own date is visible; memlab.store.asof); NaN when question_date is unparsed",
         "format_version": _FORMAT_VERSION,
     }
     Dataset(

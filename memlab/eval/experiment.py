@@ -302,7 +302,10 @@ def run_experiment(
     max_results/min_score decide, and the recall cost of its threshold shows.
     minScore always applies as each system configures it. ``queries``
     restricts scoring to some qids (e.g. a held-out split). Queries without
-    evidence are excluded from every mean and test.
+    evidence are excluded from every mean and test. A lab at ``level="file"`` scores
+    files (a file's rank = its best unit's; ``LabCandidates.rank``): each system then
+    ranks every candidate it scores at its depth for k, and its units are reduced to
+    files.
 
     Systems whose results are the same chunks in the same order on every scored
     question are recorded in ``info["identical_rankings"]`` (groups of names, first
@@ -337,7 +340,7 @@ def run_experiment(
         lc: LabCandidates = cands[s.name]
         if rows is not None:
             lc = lc.subset(rows)
-        ranking = s.rank(lc.cs)
+        ranking = lc.rank(s)  # at file level: every candidate, then reduced to files
         values = lc.score(s, metrics, ranking=ranking)
         keep = lc.has_evidence
         cols = ranking.columns[keep]
@@ -377,6 +380,7 @@ def run_experiment(
         "correction": correction,
         "alpha": alpha,
         "scored_at_k": k,
+        "level": getattr(lab, "level", "unit"),
         "pinned": sorted(pin),
         "identical_rankings": _identical_rankings(results_of),
         "candidate_seconds": t_cand,

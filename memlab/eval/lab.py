@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,10 +30,17 @@ from memlab.chunking import ChunkerConfig, estimate_chars
 from memlab.embed.cached import CachedEmbedder
 from memlab.eval.merge import merge_candidate_sets
 from memlab.eval.metrics import evaluate_hits, parse_metric
-from memlab.eval.relevance import SpanTable, candidate_coverage, hits_from_topk, span_table
+from memlab.eval.relevance import (
+    SpanTable,
+    candidate_coverage,
+    file_hits,
+    hits_from_topk,
+    span_table,
+)
 from memlab.index import MemoryIndex
 from memlab.stages.best_line import line_arrays, line_keys
 from memlab.store.filerules import DEFAULT_MEMORY_FILES, check_memory_files, chunker_fingerprint
+from memlab.vocab import EVAL_LEVELS
 
 if TYPE_CHECKING:
     from memlab.datasets.base import Dataset
@@ -61,7 +69,10 @@ class LabCandidates:
     ``cs`` rows follow ``qids`` (the dataset's question order). ``covers``
     [Q, C, S] says which candidate covers which evidence span; ``spans`` is the
     padded evidence. ``tokens`` [N] is each chunk's snippet token estimate
-    (filled on demand for budget metrics).
+    (filled on demand for budget metrics). ``cand_path`` [Q, C]: each candidate's file
+    as an index into ``spans.paths`` (−1 = padding); ``level``: what `score` scores,
+    ``"unit"`` (the ranked units) or ``"file"`` (their files: ``memlab.eval.relevance.
+    file_hits``; see `rank`).
     """
 
     cs: CandidateSet
@@ -70,6 +81,8 @@ class LabCandidates:
     covers: np.ndarray
     categories: np.ndarray
     _tokens: np.ndarray | None = field(default=None, repr=False)
+    cand_path: np.ndarray | None = None
+    level: str = "unit"
 
     def chunk_tokens(self) -> np.ndarray:
         """Token estimate (weighted chars / 4, as OpenClaw's 4 chars per token) of each
@@ -100,7 +113,15 @@ class LabCandidates:
             covers=self.covers[r],
             categories=self.categories[r],
             _tokens=self._tokens,
+            cand_path=None if self.cand_path is None else self.cand_path[r],
+            level=self.level,
         )
+
+    def rank(self, pipeline: Pipeline) -> Ranking:
+        """``pipeline.rank(cs)`` at unit level. At file level the system ranks every
+        candidate it scores (`deep`), so that its files are ranked to the depth its units
+        allow: a file's rank is its best unit's, and k files need more than k units."""
+        return (deep(pipeline, self.cs.width) if self.level == "file" else pipeline).rank(self.cs)
 
     def score(
         self,
@@ -111,12 +132,22 @@ class LabCandidates:
     ) -> dict[str, np.ndarray]:
         """Per-query metric values [Q] of one system (queries without evidence are NaN):
         of ``ranking`` when given (its columns index ``cs``; ``pipeline`` may then be None),
-        else of ``pipeline.rank(cs)``."""
+        else of `rank`. At file level (``level="file"``) the ranking's units are reduced to
+        their files and scored against the evidence files (``file_hits``); a budget metric
+        is refused there (a file has no token count of its own)."""
         if ranking is None:
             if pipeline is None:
                 raise ValueError("score needs a pipeline or a ranking")
-            ranking = pipeline.rank(self.cs)
+            ranking = self.rank(pipeline)
         specs = [parse_metric(m) for m in metrics]
+        has = self.spans.has_evidence
+        if self.level == "file":
+            if any(s.kind == "budget_recall" for s in specs):
+                raise ValueError("budget_recall reads units' token counts: not at level='file'")
+            if self.cand_path is None:
+                raise ValueError("file-level scoring needs cand_path (candidates from a Lab)")
+            hf = file_hits(ranking.columns, self.cand_path, self.spans, include_no_evidence=True)
+            return {k: np.where(has, v, np.nan) for k, v in evaluate_hits(hf, specs).items()}
         tokens = None
         if any(s.kind == "budget_recall" for s in specs):
             tok = self.chunk_tokens()
@@ -127,12 +158,24 @@ class LabCandidates:
             self.covers, ranking.columns, self.spans, tokens=tokens, include_no_evidence=True
         )
         values = evaluate_hits(h, specs)
-        has = self.spans.has_evidence
         return {k: np.where(has, v, np.nan) for k, v in values.items()}
 
     @property
     def has_evidence(self) -> np.ndarray:
         return self.spans.has_evidence
+
+
+def deep(p: Pipeline, width: int) -> Pipeline:
+    """``p`` asked to return every candidate it scores, at its own depth: ``max_results``
+    raised to ``max(width, ceil(depth / candidate_multiplier))`` with ``max_candidates``
+    pinned to its depth, so the candidates per leg stay ``p.depth`` (its selection rules —
+    min_score, best-line validity — still apply). ``width``: the candidate set's columns.
+    What file-level scoring ranks (`LabCandidates.rank`)."""
+    d = p.depth
+    wanted = max(int(width), math.ceil(d / p.candidate_multiplier), 1)
+    if wanted <= p.max_results:
+        return p
+    return p.replace(max_results=wanted, max_candidates=d)
 
 
 def default_lab_index_dir(dataset: Dataset) -> Path:
@@ -169,6 +212,14 @@ class Lab:
     chunk vectors are saved after each index sync, indexes with another tokenizer
     reuse the vectors already in this lab's indexes, and the questions are embedded
     once, in one batch, before a retrieval.
+
+    ``as_of`` (default True): when the dataset's questions have a ``cutoff`` column (Unix
+    seconds, NaN = none; ``memlab.datasets.base``), each question is answered from the
+    memory as of its cut-off — only older units are candidates (``memlab.store.asof``),
+    in this lab, its line lab and every tokenizer's lab; the candidate cache is keyed by
+    the cut-offs. False: every question sees the whole workspace. ``level``
+    (``memlab.vocab.EVAL_LEVELS``): ``"unit"`` (default) scores the ranked units,
+    ``"file"`` their files (a file = a session; `LabCandidates.rank`).
     """
 
     def __init__(
@@ -183,7 +234,11 @@ class Lab:
         progress: bool | None = None,
         cache_vectors: bool = False,
         memory_files: str = DEFAULT_MEMORY_FILES,
+        as_of: bool = True,
+        level: str = "unit",
     ) -> None:
+        if level not in EVAL_LEVELS:
+            raise ValueError(f"level must be one of {', '.join(EVAL_LEVELS)}; got {level!r}")
         if isinstance(embedder, str):
             from memlab.embed import resolve_embedder
 
@@ -199,6 +254,8 @@ class Lab:
         self.fts_path_prefix = fts_path_prefix
         self.memory_files = check_memory_files(memory_files)
         self.progress = progress
+        self.as_of = bool(as_of)
+        self.level = level
         self._indexes: dict[str, MemoryIndex] = {}
         self._cache: dict[tuple[Any, ...], LabCandidates] = {}
         # The labs of this dataset by (FTS5 tokenizer, memory-file rule), shared by all of
@@ -212,8 +269,26 @@ class Lab:
         model = self.embedder.model if self.embedder is not None else "fts-only"
         return (
             f"Lab({self.dataset.name!r}, queries={len(self.dataset.queries)}, groups="
-            f"{len(self.dataset.workspaces)}, model={model!r}, chunker={self.chunker.fingerprint()!r})"
+            f"{len(self.dataset.workspaces)}, model={model!r}, chunker={self.chunker.fingerprint()!r}"
+            + (", as of each question's cut-off" if self.cutoffs() is not None else "")
+            + (f", level={self.level!r}" if self.level != "unit" else "")
+            + ")"
         )
+
+    def cutoffs(self) -> np.ndarray | None:
+        """The questions' time cut-offs [Q] (the dataset's ``cutoff`` column, dataset
+        order) when ``as_of`` and some are set; None when every question sees all."""
+        q = self.dataset.queries
+        if not self.as_of or "cutoff" not in q.columns:
+            return None
+        cut = q["cutoff"].to_numpy(dtype=np.float64)
+        return cut if np.isfinite(cut).any() else None
+
+    def cutoff_key(self) -> str | None:
+        """What the candidate cache is keyed by besides the candidate generation: a digest
+        of `cutoffs` (None without)."""
+        cut = self.cutoffs()
+        return None if cut is None else hashlib.sha256(cut.tobytes()).hexdigest()[:16]
 
     def index(self, group: str) -> MemoryIndex:
         """The (synced) index of one workspace group (with ``cache_vectors``, the
@@ -274,6 +349,8 @@ class Lab:
                 progress=self.progress,
                 cache_vectors=self.cache_vectors,
                 memory_files=rule,
+                as_of=self.as_of,
+                level=self.level,
             )
             lab._labs = self._labs
             self._labs[(tok, rule)] = lab
@@ -307,9 +384,9 @@ class Lab:
         """Candidates of all questions at ``depth`` per leg on this lab's indexes (cached;
         deeper sets serve shallower systems, since a pipeline cuts candidates at its own
         depth)."""
-        key = (keyword_mode, keyword_fallback, vector)
-        for (km, kf, v, d), lc in self._cache.items():
-            if (km, kf, v) == key and d >= depth:
+        key = (keyword_mode, keyword_fallback, vector, self.cutoff_key(), self.level)
+        for (*k, d), lc in self._cache.items():
+            if tuple(k) == key and d >= depth:
                 return lc
         lc = self.retrieve(
             depth, keyword_mode=keyword_mode, keyword_fallback=keyword_fallback, vector=vector
@@ -343,6 +420,7 @@ class Lab:
                 progress=self.progress,
                 cache_vectors=self.cache_vectors,
                 memory_files=self.memory_files,
+                as_of=self.as_of,
             )
         return self._line_lab
 
@@ -435,6 +513,7 @@ class Lab:
         self, depth: int, keyword_mode: str, keyword_fallback: bool, vector: bool
     ) -> LabCandidates:
         q = self.dataset.queries
+        cut = self.cutoffs()
         parts: list[tuple[str, CandidateSet, np.ndarray]] = []
         for group in self.dataset.workspaces:
             rows = np.nonzero((q["group"] == group).to_numpy())[0]
@@ -450,6 +529,7 @@ class Lab:
                 keyword_mode=keyword_mode,
                 keyword_fallback=keyword_fallback,
                 times=q["time"].iloc[rows].to_numpy(),
+                cutoffs=None if cut is None else cut[rows],
             )
             parts.append((group, cs, rows))
         merged = merge_candidate_sets(parts, [self.index(g) for g, _, _ in parts], len(q))
@@ -483,6 +563,8 @@ class Lab:
             spans=spans,
             covers=covers,
             categories=q["category"].to_numpy(dtype=object),
+            cand_path=cand_path,
+            level=self.level,
         )
 
 

@@ -109,6 +109,7 @@ def merge_candidate_sets(
     kr = np.full((n_queries, width), -1, dtype=np.int64)
     fb = np.zeros(n_queries, dtype=bool)
     times = np.full(n_queries, np.nan)
+    cutoffs = np.full(n_queries, np.nan)
     qids = [""] * n_queries
     queries = [""] * n_queries
     for (_, cs, rows), off in zip(parts, offsets, strict=True):
@@ -120,6 +121,7 @@ def merge_candidate_sets(
         kr[rows, :w] = cs.text_rank
         fb[rows] = cs.keyword_fallback
         times[rows] = cs.times
+        cutoffs[rows] = cs.cutoffs
         for r, qid, query in zip(rows, cs.qids, cs.queries, strict=True):
             qids[r] = qid
             queries[r] = query
@@ -157,6 +159,7 @@ def merge_candidate_sets(
         keyword_mode=parts[0][1].keyword_mode if parts else "and",
         keyword_fallback=fb,
         times=times,
+        cutoffs=cutoffs,
         extra=extra,
     )
     merged.index = _TextSource(list(indexes), offsets.tolist())  # type: ignore[assignment]

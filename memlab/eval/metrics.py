@@ -41,6 +41,7 @@ __all__ = [
     "exact_mean",
     "mrr",
     "ndcg",
+    "ndcg_jk",
     "parse_metric",
     "precision",
     "recall",
@@ -150,6 +151,39 @@ def ndcg(h: SpanHits, k: int) -> np.ndarray:
     return np.minimum(_safe_div(dcg, idcg), 1.0)
 
 
+def _discount_jk(n: int) -> np.ndarray:
+    """Järvelin & Kekäläinen's original discount with log base 2, for 0-based positions
+    ``i < n``: 1 at ``i = 0``, ``1 / log2(i + 1)`` after (so position 1, rank 2, is 1 too)."""
+    out = np.ones(n, dtype=np.float64)
+    if n > 1:
+        out[1:] = 1.0 / np.log2(np.arange(2, n + 1, dtype=np.float64))
+    return out
+
+
+def ndcg_jk(h: SpanHits, k: int) -> np.ndarray:
+    """Span nDCG at k with the original DCG of Järvelin & Kekäläinen (2002, log base 2),
+    as RealMem's scorer (``eval/compute_auto_metrics_for_realmem.py``) and LongMemEval's
+    compute it:
+
+    ``DCG@k = gain_1 + Σ_{r=2..k} gain_r / log2(r)`` (1-based ranks r: ranks 1 and 2 are
+    both undiscounted), ``gain_r = Σ grade_s`` over the spans s first covered at rank r;
+    ``IDCG@k`` the same sum over the query's span grades sorted descending, one per rank,
+    cut at k — for binary grades ``min(|spans|, k)`` ones; ``nDCG = DCG / IDCG`` (0 when
+    IDCG = 0), clipped to 1 as `ndcg`. With one result per relevant unit and grade 1 (the
+    scorer's binary relevance over a ranking without repeats) it is the scorer's
+    ``ndcg(rankings, correct_docs, corpus_ids, k)`` exactly (tested against a re-typed
+    copy). It differs from `ndcg` only in the discount (`ndcg`: ``1 / log2(r + 1)``).
+    """
+    k = _check_k(k)
+    first = h.first_cover
+    disc = _discount_jk(min(k, h.depth) + 1)
+    disc[-1] = 0.0  # "not covered within k" lands here
+    dcg = (h.grades * disc[np.minimum(first, len(disc) - 1)]).sum(axis=1)
+    ideal = -np.sort(-h.grades, axis=1)[:, :k]
+    idcg = ideal @ _discount_jk(ideal.shape[1])
+    return np.minimum(_safe_div(dcg, idcg), 1.0)
+
+
 def alpha_ndcg(h: SpanHits, k: int, alpha: float = 0.5) -> np.ndarray:
     """α-nDCG at k over subtopics (Clarke et al. 2008), grades ignored.
 
@@ -250,6 +284,7 @@ _KINDS: dict[str, tuple[bool, str]] = {
     "precision": (True, "k"),
     "mrr": (False, "k"),
     "ndcg": (True, "k"),
+    "ndcg_jk": (True, "k"),
     "alpha_ndcg": (True, "k"),
     "subtopic_recall": (True, "k"),
     "budget_recall": (True, "tokens"),
@@ -266,6 +301,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "mrr",
     "mrr@k",
     "ndcg@k",
+    "ndcg_jk@k",
     "alpha_ndcg@k",
     "subtopic_recall@k",
     "budget_recall@T",
@@ -302,6 +338,7 @@ _FUNCS: dict[str, Callable[[SpanHits, int | None], np.ndarray]] = {
     "precision": precision,
     "mrr": mrr,
     "ndcg": ndcg,
+    "ndcg_jk": ndcg_jk,
     "alpha_ndcg": alpha_ndcg,
     "subtopic_recall": subtopic_recall,
 }

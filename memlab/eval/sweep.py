@@ -440,6 +440,8 @@ def sweep(
     # Settings that differ only in weights / RRF k / threshold are ranked and
     # scored together (identical values, see memlab.eval.fastsweep); others one by one.
     reason = fast_path_reason(lc.cs, systems)
+    if reason is None and lc.level != "unit":
+        reason = f"level={lc.level!r}: the fast path scores units"  # files: LabCandidates.score
     if reason is None:
         values, _ = score_settings(lc, systems, metrics)
     else:

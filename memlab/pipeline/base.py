@@ -382,6 +382,7 @@ class Pipeline:
         depth: int | None = None,
         query_vectors: np.ndarray | None = None,
         line_index: MemoryIndex | None = None,
+        cutoffs: Any = None,
     ) -> CandidateSet:
         """Candidates for this system (its legs, keyword mode and depth); ``query_vectors``
         [Q, d]: the queries' embeddings when already computed (else embedded here).
@@ -394,6 +395,11 @@ class Pipeline:
         index of the same files to run the line system on instead of the line view (a
         lab's line lab already holds one: ``Lab.line_index``), checked by
         ``check_line_index`` (ValueError; also when ``best_line`` is off).
+
+        ``cutoffs`` [Q] (Unix seconds, NaN = none): the memory as of each query
+        (``memlab.candidates.retrieve``): only older units are candidates. The line system
+        runs with the same cut-offs, so its top ``best_line_depth`` lines are taken among
+        past lines only and a future line never takes a past line's place.
         """
         cs = retrieve(
             index,
@@ -406,6 +412,7 @@ class Pipeline:
             keyword_fallback=self.retrieval_spec(index.has_vectors).keyword_fallback,
             times=times,
             query_vectors=query_vectors,
+            cutoffs=cutoffs,
         )
         if self.best_line:
             line_p = self.line_system()
@@ -419,6 +426,7 @@ class Pipeline:
                 qids=qids,
                 times=times,
                 query_vectors=cs.query_vectors,
+                cutoffs=cutoffs,
             )
             cs.extra.update(line_arrays(self, cs, line_p, lcs))
         elif line_index is not None:

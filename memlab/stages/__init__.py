@@ -10,7 +10,7 @@ meaning and its column in the results frame (``memlab.pipeline.explain``), so th
 stage dict, the results frame, explain and the plots use one name per array.
 
 Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
-→ project → neighbor → file_context → headings → best_line → exact_tiers | mmr → novel_lines
+→ project → neighbor → file_context → headings → prior → best_line → exact_tiers | mmr → novel_lines
 → selection
 (the stages of OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter
 is set).
@@ -65,6 +65,7 @@ from memlab.stages.file_context import (
     file_context_stage,
 )
 from memlab.stages.legs import fusion_stage, legs_stage, normalize_stage
+from memlab.stages.prior import PRIOR_PARAMS, check_prior, prior_active, prior_stage
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
@@ -232,6 +233,22 @@ _BUILTIN: tuple[Stage, ...] = (
         headings_stage,
         lambda p, mode: p.drop_headings,
         ("heading_only", "valid", "final", "has_vec", "has_text"),
+    ),
+    Stage(
+        "prior",
+        prior_stage,
+        prior_active,
+        ("valid", "prior", "final"),
+        arrays={
+            "prior": ArrayInfo(
+                "query-blind order key: file time in days (recency) or a seeded random "
+                "per file (random)",
+                "prior",
+            )
+        },
+        params=PRIOR_PARAMS,
+        check=check_prior,
+        term=("prior", "="),
     ),
     Stage(
         "best_line",

@@ -154,6 +154,7 @@ def check_best_line_pipeline(p: Pipeline) -> None:
             ("lexical_boost=True", p.lexical_boost),
             ("exact_tiers=True", p.exact_tiers),
             (f"selection_rule={p.selection_rule!r}", p.selection_rule != "openclaw"),
+            (f"rank_by={p.rank_by!r}", p.rank_by != "score"),
             # Both re-order the list for diversity; one order rule at a time.
             (f"mmr={p.mmr!r}", p.mmr != "off" and p.best_line_order == "novel"),
         )

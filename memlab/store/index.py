@@ -20,7 +20,7 @@ import glob
 import json
 import os
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ import numpy as np
 
 import memlab.store.legs as legs
 from memlab.chunking import ChunkerConfig
+from memlab.store.asof import PastKeywords
 from memlab.store.filerules import (
     DEFAULT_MEMORY_FILES,
     check_memory_files,
@@ -522,7 +523,13 @@ class MemoryIndex(IndexWriter):
         """Query vectors [Q, d] (each query trimmed, as OpenClaw embeds it)."""
         return legs.embed_queries(self.embedder, queries)
 
-    def vector_search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def vector_search(
+        self,
+        query_vectors: np.ndarray,
+        k: int,
+        *,
+        visible: Callable[[int], np.ndarray | None] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k by cosine (inner product of unit vectors) for a batch of query vectors.
 
         Served by the ``vector_backend`` engine (``memlab.vectors``), built lazily from
@@ -530,9 +537,21 @@ class MemoryIndex(IndexWriter):
         ties by the lower position. Returns (positions [Q, k'], scores [Q, k']) with
         k' = min(k, N); rows of an all-zero or non-finite query vector (not scanned), and
         slots an approximate engine could not fill, hold position −1 and score NaN
-        (OpenClaw skips the vector side for a zero query).
+        (OpenClaw skips the vector side for a zero query). ``visible(i)``: the rows query
+        ``i`` may see (bool [N], None = all; ``memlab.store.asof``), scanned exactly
+        (``memlab.store.legs.vector_leg_visible``; an approximate engine is refused).
         """
+        if visible is not None:
+            return legs.vector_leg_visible(
+                self.table, self.vector_engine, query_vectors, k, visible
+            )
         return legs.vector_leg(self.table, self.vector_engine, query_vectors, k)
+
+    def past_keywords(self) -> PastKeywords:
+        """The keyword leg over a subset of this index's rows (``memlab.store.asof``: an
+        in-memory FTS5 table of the rows ``show`` is given, with this index's tokenizer and
+        FTS text), for searches with a time cut-off. The caller closes it."""
+        return PastKeywords(self.connect, self.table, self.fts_tokenizer, self.db_path)
 
     def set_vector_engine(self, engine: Any) -> None:
         """Serve the vector leg from a prebuilt ``memlab.vectors`` engine over ``table.vectors``

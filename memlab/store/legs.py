@@ -21,7 +21,7 @@ from memlab.store.table import ChunkTable
 if TYPE_CHECKING:
     from memlab.embed import Embedder
 
-__all__ = ["check_engine", "embed_queries", "keyword_leg", "vector_leg"]
+__all__ = ["check_engine", "embed_queries", "keyword_leg", "vector_leg", "vector_leg_visible"]
 
 
 def keyword_leg(
@@ -127,6 +127,64 @@ def vector_leg(
         p = np.asarray(p, dtype=np.int64)
         pos[ok, : p.shape[1]] = p
         scores[ok, : p.shape[1]] = np.asarray(sc, dtype=np.float64)
+    scores[pos < 0] = np.nan
+    return pos, scores
+
+
+def vector_leg_visible(
+    table: ChunkTable,
+    engine: Callable[[], Any],
+    query_vectors: np.ndarray,
+    k: int,
+    visible: Callable[[int], np.ndarray | None],
+) -> tuple[np.ndarray, np.ndarray]:
+    """`vector_leg` where query ``i`` sees only the rows ``visible(i)`` (bool [N]; None =
+    every row): its top k among them, by an exact scan of their vectors
+    (``memlab.vectors.exact_topk``: ties by the lower position, as the exact engines), so
+    the leg's depth counts visible rows only. Same shape as `vector_leg` ([Q, min(k, N)]);
+    a query that sees fewer than k rows leaves the rest of its slots −1 / NaN. Queries
+    with the same visible rows are scanned in one batch; those that see every row go to
+    ``engine()`` as in `vector_leg`.
+
+    ``engine()`` must be exact (``.exact``): an approximate engine's results over all rows
+    are not its results over the visible ones, so a ValueError names it (use the
+    ``numpy`` or ``faiss`` vector backend for time cut-offs).
+    """
+    from memlab.vectors import exact_topk
+
+    qv = np.atleast_2d(np.asarray(query_vectors, dtype=np.float32))
+    nq = qv.shape[0]
+    masks = [visible(i) for i in range(nq)]
+    if all(m is None for m in masks):
+        return vector_leg(table, engine, qv, k)
+    kk = min(int(k), len(table))
+    if table.vectors is None or table.vectors.shape[1] == 0 or kk <= 0:
+        return np.full((nq, 0), -1, dtype=np.int64), np.full((nq, 0), np.nan)
+    eng = engine()
+    if not getattr(eng, "exact", False):
+        raise ValueError(
+            f"time cut-offs need an exact vector engine (numpy or faiss); this index uses "
+            f"{getattr(eng, 'name', type(eng).__name__)!r}, whose top k over every row is "
+            "not its top k over the visible ones"
+        )
+    pos = np.full((nq, kk), -1, dtype=np.int64)
+    scores = np.full((nq, kk), np.nan)
+    whole = [i for i, m in enumerate(masks) if m is None]
+    if whole:
+        p, s = vector_leg(table, engine, qv[whole], kk)
+        pos[whole, : p.shape[1]], scores[whole, : p.shape[1]] = p, s
+    scan = np.isfinite(qv).all(axis=1) & qv.any(axis=1)
+    groups: dict[bytes, list[int]] = {}
+    for i, m in enumerate(masks):
+        if m is not None and scan[i]:
+            groups.setdefault(np.packbits(m).tobytes(), []).append(i)
+    for rows in groups.values():
+        idx = np.flatnonzero(masks[rows[0]])
+        if idx.size == 0:
+            continue
+        p, s = exact_topk(table.vectors[idx], qv[rows], kk)
+        pos[rows, : p.shape[1]] = idx[p]
+        scores[rows, : p.shape[1]] = s
     scores[pos < 0] = np.nan
     return pos, scores
 
