@@ -165,7 +165,7 @@ def main() -> int:
             "candidate_seconds": res.info["candidate_seconds"],
         }
     inputs = {
-        "path": str(src),
+        "path": args.path or "default (locate_data: $MEMLAB_REALMEM, ../shared/datasets/realmem)",
         "embedder": embedder,
         "units": units,
         "metrics": list(REALMEM_METRICS),

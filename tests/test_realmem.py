@@ -172,7 +172,7 @@ def test_bad_shapes_name_the_file(tmp_path: Path) -> None:
 def test_not_found_says_where_it_looked(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("MEMLAB_REALMEM", str(tmp_path / "absent"))
     assert realmem_default_path() == tmp_path / "absent"
-    with pytest.raises(FileNotFoundError, match=r"MEMLAB_REALMEM=.*absent \(no such file or folder\)"):
+    with pytest.raises(FileNotFoundError, match=r"absent \(no such file or folder\)"):
         load_realmem()
     r = run("eval", "realmem", "--embedder", "hashing", check=False)
     assert r.returncode == 2

@@ -10,7 +10,8 @@ everywhere a table or a message shows a system's threshold (``memlab eval``, the
 (cosine in [−1, 1]; keyword inputs ≥ 0), of each normalisation (``memlab.fusion.normalize``:
 z-scores ≥ −√(n − 1) for n ≤ depth candidates) and of each stage on the score's way
 (decay multiplies by (0, 1], neighbour terms add ≥ 0, file context adds the weight times a
-fused score, a best-line system scores by its line system). A stage it cannot bound
+fused score, a best-line system scores by its line system, a query-blind order scores
+a random key in [0, 1) or a file's days since 1970, from year 1). A stage it cannot bound
 (release multipliers, exact tiers, a registered stage) makes the floor −∞: the threshold is
 then printed as its number — never called "none" without proof.
 """
@@ -28,6 +29,8 @@ __all__ = ["NO_THRESHOLD", "keeps_every_score", "score_floor", "threshold_text"]
 NO_THRESHOLD = "none"
 # Stages that never change a score (they remove candidates or re-order them).
 _NEUTRAL = frozenset({"legs", "normalize", "fusion", "headings", "mmr", "novel_lines", "selection"})
+# rank_by="recency" scores days since 1970 of a dated file: year 1 at the earliest.
+RECENCY_FLOOR = -719_163.0
 # Normalisations whose values lie in [0, 1] whatever the input (memlab.fusion.normalize).
 _UNIT_NORMS = frozenset({"minmax", "theoretical", "rank", "sigmoid"})
 
@@ -76,6 +79,8 @@ def score_floor(p: Pipeline) -> float:
             floor = floor + p.file_context * min(floor, 0.0)
         elif stage == "best_line":  # the score of the chunk's best line
             floor = score_floor(p.line_system())
+        elif stage == "prior":  # the score is replaced by a query-blind order
+            floor = 0.0 if p.rank_by == "random" else RECENCY_FLOOR
         else:
             return -math.inf
     return floor
