@@ -42,6 +42,7 @@ from benchmarks._common import (
     print_table,
     report,
 )
+from memlab.vocab import SYNTH_DEFAULT_MIX
 
 METRICS = ("recall@6", "recall@10", "ndcg@10", "mrr")
 BASELINE = REPO / "benchmarks" / "baseline.json"
@@ -61,7 +62,7 @@ CORPORA: dict[str, dict[str, Any]] = {
         "days": 30,
         "queries_per_type": 10,
         "seed": 2,
-        "mix": ("paraphrase", "exact", "update", "redundancy", "distractor", "multi", "cjk"),
+        "mix": (*SYNTH_DEFAULT_MIX, "cjk"),
         "cjk_fraction": 0.2,
     },
 }

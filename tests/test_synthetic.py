@@ -23,6 +23,7 @@ from memlab.datasets.synthetic import (
     generate,
     load_negatives,
 )
+from tests.test_synthetic_querymix import check_querymix
 
 PATH_RE = re.compile(r"^(MEMORY\.md|memory/(\d{4}-\d{2}-\d{2})\.md)$")
 CJK_RE = re.compile(r"[\u4e00-\u9fff]")
@@ -114,6 +115,7 @@ def check_invariants(ds: Dataset, cfg: SynthConfig) -> None:
         elif row.category == "cjk":
             assert CJK_RE.search(row.query) and not re.search(r"[A-Za-z]", row.query)
             assert len(e) == 1 and row.answer in e["fact"].iloc[0]
+    check_querymix(ds, cfg)  # identifier, keyword, dated (tests/test_synthetic_querymix.py)
 
 
 def _date(path: str) -> dt.date:

@@ -245,9 +245,11 @@ def generate(
 def load_negatives(root: str | Path) -> pd.DataFrame:
     """Lines that resemble evidence but are not: ``qid, path, start_line, end_line, kind, fact``.
 
-    ``kind`` is ``"stale"`` (an earlier version of an updated fact) or
-    ``"distractor"`` (a sibling attribute of the same person), or one of the release
-    phenomena's (``"low-importance"``, ``"other-project"``, ``"transient"``). Raises
+    ``kind`` is ``"stale"`` (an earlier version of an updated fact),
+    ``"distractor"`` (a sibling attribute of the same person), ``"near-miss"`` (an
+    identifier one edit away from the one asked), ``"partial"`` (a fact holding some of a
+    keyword query's keywords), or one of the release phenomena's (``"low-importance"``,
+    ``"other-project"``, ``"transient"``). Raises
     ``FileNotFoundError`` when ``root/negatives.jsonl`` is missing.
     """
     path = Path(root).expanduser() / "negatives.jsonl"
