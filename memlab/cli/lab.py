@@ -48,7 +48,8 @@ class LabError(Exception):
 
 def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) -> Any:
     """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
-    the user cache when no path is given), ``locomo`` (the dev split JSON; default
+    the user cache when no path is given, and regenerated there when the cached corpus
+    records another config: ``generated_with``), ``locomo`` (the dev split JSON; default
     ../shared/datasets/locomo), ``beam`` (the BEAM folder; default ../shared/datasets/beam),
     ``longmemeval`` (its JSON), ``folder`` (memlab's format).
 
@@ -79,12 +80,14 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
                 f" with `memlab synth {folder}` first, or leave out --path to use one generated"
                 f" in the user cache ({_cache_dir() / f'synthetic-d{days}-s{seed}'})"
             )
-        from memlab.datasets.synthetic import SynthConfig, generate
+        from memlab.datasets.synthetic import SynthConfig, generate, generated_with
 
         out = _cache_dir() / f"synthetic-d{days}-s{seed}"
-        if (out / "queries.jsonl").exists():
+        cfg = SynthConfig(days=days, seed=seed)
+        # A corpus an older memlab cached (another default mix, say) is regenerated.
+        if generated_with(out, cfg):
             return load_folder(out)
-        return generate(SynthConfig(days=days, seed=seed), out)
+        return generate(cfg, out, overwrite=True)
     if kind == "locomo":
         from memlab.datasets.locomo import load_locomo, locomo_default_path
 
@@ -194,8 +197,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(line)
     print(res.format(settings=not args.no_settings))
     if args.by_category:
-        print(f"\n{metrics[0]} by category:")
-        print(res.by_category(metrics[0]).round(3).to_string())
+        for m in metrics:
+            print(f"\n{m} by category:")
+            print(res.by_category(m).round(3).to_string())
     if args.evidence_ranks:
         from memlab.eval.evidence import evidence_ranks
         from memlab.eval.experiment import metric_depth
@@ -491,7 +495,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--pinned", action="store_true", help="keep each system's own maxResults (no raise to k)"
     )
-    p.add_argument("--by-category", action="store_true")
+    p.add_argument(
+        "--by-category",
+        action="store_true",
+        help="per metric, its mean per question category (rows) and system (columns)",
+    )
     p.add_argument(
         "--evidence-ranks",
         action="store_true",

@@ -79,7 +79,7 @@ from memlab.datasets.synthetic.base import (
     SynthConfig,
 )
 from memlab.datasets.synthetic.phenomena import capacity
-from memlab.datasets.synthetic.writer import generate, load_negatives
+from memlab.datasets.synthetic.writer import generate, generated_with, load_negatives
 
 __all__ = [
     "ALL_PHENOMENA",
@@ -91,5 +91,6 @@ __all__ = [
     "SynthConfig",
     "capacity",
     "generate",
+    "generated_with",
     "load_negatives",
 ]

@@ -28,7 +28,7 @@ from memlab.datasets.synthetic.base import (
 from memlab.datasets.synthetic.phenomena import capacity
 from memlab.datasets.synthetic.slots import Slots
 
-__all__ = ["generate", "load_negatives"]
+__all__ = ["generate", "generated_with", "load_negatives"]
 
 
 def _render(
@@ -240,6 +240,26 @@ def generate(
             }
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return ds
+
+
+def generated_with(root: str | Path, config: SynthConfig) -> bool:
+    """Whether ``root`` holds a corpus this generator wrote from ``config``: its
+    ``dataset.json`` names ``GENERATOR`` and records exactly ``config``'s fields (as
+    ``generate`` writes them) and ``queries.jsonl`` exists. A missing or unreadable file,
+    another generator or a config of an older memlab (a field added since, a different
+    default mix) → ``False``, so a cache of an older corpus is regenerated, not reused.
+    """
+    root = Path(root).expanduser()
+    want = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()}
+    try:
+        info = json.loads((root / "dataset.json").read_text(encoding="utf-8"))["info"]
+        return (
+            info["generator"] == GENERATOR
+            and info["config"] == want
+            and (root / "queries.jsonl").is_file()
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def load_negatives(root: str | Path) -> pd.DataFrame:
