@@ -124,12 +124,20 @@ def check_keyword(
         assert 0 < len(want & _words(text)) < len(want)
 
 
-def check_dated(e: pd.DataFrame, query: str, answer: str, cfg: SynthConfig) -> None:
-    """The evidence is the asked day's event line in that day's log; the question names
-    the day (ISO, or month and day, with the year when the logs span over a year)."""
+def check_dated(
+    e: pd.DataFrame, query: str, answer: str, files: dict[str, list[str]], cfg: SynthConfig
+) -> None:
+    """The evidence is the asked day's whole log (title to last line) holding the event
+    (the answer) once; the question names the day (ISO, or month and day, with the year
+    when the logs span over a year)."""
     assert len(e) == 1 and e["fact"].iloc[0] == answer
-    m = LOG_RE.match(e["path"].iloc[0])
-    assert m, e["path"].iloc[0]
+    path = e["path"].iloc[0]
+    m = LOG_RE.match(path)
+    assert m, path
+    lines = files[path]
+    assert e["start_line"].iloc[0] == 1 and lines[0] == f"# {m.group(1)}"
+    assert e["end_line"].iloc[0] == len(lines) - 1 and lines[-1] == ""  # the last line
+    assert sum(ln == f"- {answer}" for ln in lines) == 1
     day = dt.date.fromisoformat(m.group(1))
     iso = ISO_RE.search(query)
     if iso:
@@ -153,7 +161,7 @@ def check_querymix(ds: Dataset, cfg: SynthConfig) -> None:
         elif row.category == "keyword":
             check_keyword(ev[row.qid], neg.get(row.qid), row.query, files)
         elif row.category == "dated":
-            check_dated(ev[row.qid], row.query, row.answer, cfg)
+            check_dated(ev[row.qid], row.query, row.answer, files, cfg)
 
 
 # --- tests -------------------------------------------------------------------------------

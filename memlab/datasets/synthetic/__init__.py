@@ -31,8 +31,9 @@ config parameter:
   ``near_misses`` distractors one edit away elsewhere (``INC-3318`` for ``INC-3317``).
 - ``keyword``: a short keyword query (``printer warranty``) for a plain fact, against
   lines holding only some of its keywords.
-- ``dated``: "what happened on March 3?" (or ``2026-03-03``): that day's notable event,
-  whose line does not repeat the date (only the log's name and title carry it).
+- ``dated``: "what happened on March 3?" (or ``2026-03-03``): the evidence is that day's
+  log (one span, title to last line), the answer its notable event, whose line does not
+  repeat the date (only the log's name and title carry it).
 - ``cjk``: Chinese notes and questions (FTS5 ``unicode61`` cannot segment them).
 
 The default mix is every category above but ``cjk`` (``memlab.vocab.SYNTH_DEFAULT_MIX``);

@@ -201,6 +201,7 @@ class Build:
         self.queries: list[dict[str, Any]] = []
         self.spans: list[tuple[str, int, str, str, str]] = []  # qid, note, span_id, subtopic, fact
         self.negatives: list[tuple[str, int, str, str]] = []  # qid, note, kind, fact
+        self.whole_file: set[str] = set()  # questions whose spans are their notes' whole files
         self.count: dict[str, int] = {}
         # Files beyond the daily logs and MEMORY.md (release phenomena): day index <= -2 →
         # (relative path, title line). Empty for the classic phenomena.
@@ -223,13 +224,27 @@ class Build:
         self.files[day] = (path, title)
         return day
 
-    def ask(self, cat: str, query: str, answer: str, spans: list[tuple[int, str, str]]) -> str:
-        """Record a question; ``spans`` are (note index, subtopic or "", fact) in order."""
+    def ask(
+        self,
+        cat: str,
+        query: str,
+        answer: str,
+        spans: list[tuple[int, str, str]],
+        *,
+        whole_file: bool = False,
+    ) -> str:
+        """Record a question; ``spans`` are (note index, subtopic or "", fact) in order.
+
+        Each span is its note's line, or with ``whole_file`` every line of the file the
+        note is placed in (title to last line: "that day's log").
+        """
         qid = f"{cat}-{self.count.get(cat, 0):04d}"
         self.count[cat] = self.count.get(cat, 0) + 1
         self.queries.append({"qid": qid, "query": query, "category": cat, "answer": answer})
         for i, (note, sub, fact) in enumerate(spans):
             self.spans.append((qid, note, f"s{i}", sub or f"s{i}", fact))
+        if whole_file:
+            self.whole_file.add(qid)
         return qid
 
     def day(self, stream: random.Random, memory_share: float = 0.0) -> int:

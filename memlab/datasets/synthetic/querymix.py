@@ -30,9 +30,10 @@ stays independent and deterministic); the wording is in ``querymix_wording``.
 - ``dated``: "what happened on a day": one notable event (``DATED_EVENTS``, each used
   once) on a distinct day's log (``Notes``); the question names the day in a rotating
   form (``What happened on March 3?``, ``What happened on 2026-03-03?``, or the bare
-  ``2026-03-03``). The event line does not repeat the date: only the log's name and
-  title (``# 2026-03-03``) carry it, as in a real workspace. Other notes of that day are
-  not evidence.
+  ``2026-03-03``). The evidence is that day's log, one span from its title to its last
+  line (an agent answers by reaching the day's file; any of its chunks counts); the
+  answer is the event. The event line does not repeat the date: only the log's name and
+  title (``# 2026-03-03``) carry it, as in a real workspace.
 
 ``querymix_capacity`` says how many questions each can make.
 """
@@ -265,8 +266,9 @@ def build_dated(b: Build, n: int) -> None:
     """``n`` dated questions: an event on each of ``n`` distinct days, asked by its date.
 
     Days and events are sampled without repeats; ``{F}`` in an event is a team member's
-    first name; the form rotates over ``DATED_FORMS`` from a random start. The answer is
-    the event. ``n`` <= ``min(days, len(DATED_EVENTS))``.
+    first name; the form rotates over ``DATED_FORMS`` from a random start. The evidence
+    is the day's whole log (``whole_file``), the answer the event. ``n`` <=
+    ``min(days, len(DATED_EVENTS))``.
     """
     rng = random_stream(b.cfg.seed, "dated")
     days = rng.sample(range(b.cfg.days), n)
@@ -281,4 +283,5 @@ def build_dated(b: Build, n: int) -> None:
         if b.cfg.days > 365:  # the same month and day twice: name the year
             when += f", {date.year}"
         form = qw.DATED_FORMS[(step + i) % len(qw.DATED_FORMS)]
-        b.ask("dated", form.format(when=when, iso=date.isoformat()), text, [(note, "", text)])
+        query = form.format(when=when, iso=date.isoformat())
+        b.ask("dated", query, text, [(note, "", text)], whole_file=True)

@@ -83,8 +83,11 @@ _CUM_WEIGHTS = [
 ]
 
 
-def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], list[str], int]:
-    """Write the daily logs and MEMORY.md; returns note locations, paths written, lines."""
+def _write_workspace(
+    b: Build, ws: Path
+) -> tuple[list[tuple[str, int] | None], dict[str, int], int]:
+    """Write the daily logs and MEMORY.md; returns note locations, the lines of each path
+    written, and the total."""
     cfg = b.cfg
     frng, prng, mrng = (random_stream(cfg.seed, s) for s in ("filler", "place", "memory"))
     slots = Slots(frng, b.team, b.reserved, b.pools)
@@ -100,7 +103,7 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
             lst.insert(prng.randrange(len(lst) + 1), ni)
 
     (ws / "memory").mkdir(parents=True, exist_ok=True)
-    written, total = [], 0
+    written: dict[str, int] = {}
     for day in range(cfg.days):
         items = _filler_day(slots, cfg.notes_per_day, cjk_share)
         place(items, day)
@@ -108,8 +111,7 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
         path = f"memory/{date}.md"
         text = _render([f"# {date}", ""], lx.DAILY_SECTIONS, items, b.notes, path, where)
         (ws / path).write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
-        total += text.count("\n")
+        written[path] = text.count("\n")
 
     for day, (path, title) in b.files.items():
         # Sections in the order their first note was added; no filler.
@@ -119,8 +121,7 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
         text = _render([f"# {title}", ""], sections, items, b.notes, path, where)
         (ws / path).parent.mkdir(parents=True, exist_ok=True)
         (ws / path).write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
-        total += text.count("\n")
+        written[path] = text.count("\n")
 
     mem: dict[str, list[str | int]] = {s: [] for s in lx.MEMORY_SECTIONS}
     for sec, lines in lx.MEMORY_STATIC.items():
@@ -140,8 +141,8 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
         ["# MEMORY", "", intro, ""], lx.MEMORY_SECTIONS, mem, b.notes, MEMORY_PATH, where
     )
     (ws / MEMORY_PATH).write_text(text, encoding="utf-8", newline="\n")
-    written.append(MEMORY_PATH)
-    return where, written, total + text.count("\n")
+    written[MEMORY_PATH] = text.count("\n")
+    return where, written, sum(written.values())
 
 
 def _previous_files(out: Path, ws: Path, overwrite: bool) -> set[Path]:
@@ -177,7 +178,8 @@ def generate(
 
     ``overrides`` replace fields of ``config`` (``SynthConfig()`` when None). Per
     category in ``mix`` order, ``min(queries_per_type, capacity)`` questions are
-    made (``info["counts"]``). Evidence rows are single lines (grade 1) with
+    made (``info["counts"]``). Evidence rows are single lines (grade 1; a ``dated``
+    question's row is its day's whole log, title to last line) with
     ``span_id`` unique per question, ``subtopic`` (copies of one redundant fact
     share it; otherwise equal to ``span_id``) and ``fact`` (text the line
     contains); queries carry ``answer``. An existing non-empty workspace is
@@ -207,7 +209,10 @@ def generate(
     rows = []
     for qid, note, span_id, sub, fact in b.spans:
         path, line = where[note]  # type: ignore[misc]
-        rows.append((qid, path, line, line, 1, span_id, sub, fact))
+        if qid in b.whole_file:  # the file's every line, its title included
+            rows.append((qid, path, 1, written[path], 1, span_id, sub, fact))
+        else:
+            rows.append((qid, path, line, line, 1, span_id, sub, fact))
     evidence = pd.DataFrame(
         rows,
         columns=["qid", "path", "start_line", "end_line", "grade", "span_id", "subtopic", "fact"],
