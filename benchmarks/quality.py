@@ -17,10 +17,17 @@ Systems: every preset (``memlab.pipeline.PRESETS``), each asked for at least
 (deterministic, seconds) and ``local`` (the packaged all-MiniLM-L6-v2);
 ``--embedders`` picks.
 
+On a data set with the synthetic query mix (``identifier``, ``keyword``, ``dated``:
+``memlab.datasets.synthetic.querymix``), each preset's figures on those categories too
+(``CATEGORY_METRICS``: recall@1, mrr, recall@6), under ``"categories"`` in its entry.
+
 ``--check`` compares every figure present in ``benchmarks/baseline.json``
 and exits 1 on a drop larger than the baseline's stated tolerance (per
-embedder); ``--update-baseline REASON`` rewrites the baseline with this run's
-figures and the reason — a deliberate change, reviewed like code.
+embedder), and applies the query-mix guard (``compare_categories``): on
+``GUARDED_CATEGORIES`` a preset at or above ``bm25`` at pin time must not fall below
+``bm25`` now, and ``bm25``'s own figure must not drop. ``--update-baseline REASON``
+rewrites the baseline with this run's figures and the reason — a deliberate change,
+reviewed like code.
 ``--quick``: the small synthetic corpus with the hashing embedder only.
 """
 
@@ -42,6 +49,7 @@ from benchmarks._common import (
     print_table,
     report,
 )
+from memlab.vocab import SYNTH_DEFAULT_MIX
 
 METRICS = ("recall@6", "recall@10", "ndcg@10", "mrr")
 BASELINE = REPO / "benchmarks" / "baseline.json"
@@ -51,6 +59,16 @@ BASELINE = REPO / "benchmarks" / "baseline.json"
 # float results may differ across machines in the last bits (a near-tie can flip).
 TOLERANCE = {"hashing": 0.005, "local": 0.02}
 QUICK_DATASETS = ("synthetic-small",)
+# The synthetic query mix (issue 33): categories whose figures are pinned per preset, and
+# the metrics pinned for them (recall@1: the identifier at rank 1; mrr; OpenClaw's recall@6).
+MIX_CATEGORIES = ("identifier", "keyword", "dated")
+CATEGORY_METRICS = ("recall@1", "mrr", "recall@6")
+# The guard's rule on these categories and metrics: a preset that was at or above the
+# reference at pin time must stay at or above it (within the embedder's tolerance). A
+# preset below it at pin time is reported, not guarded, until a re-pin finds it there.
+GUARDED_CATEGORIES = ("identifier",)
+GUARD_METRICS = ("recall@1", "mrr")
+REFERENCE = "bm25"
 # Read from outside the repository when found (`conversation_sets`), at both units.
 CONVERSATION_SETS = ("locomo-dev", "beam-dev")
 # The committed corpora (``--make-datasets`` writes them; datasets/README.md describes them).
@@ -61,7 +79,7 @@ CORPORA: dict[str, dict[str, Any]] = {
         "days": 30,
         "queries_per_type": 10,
         "seed": 2,
-        "mix": ("paraphrase", "exact", "update", "redundancy", "distractor", "multi", "cjk"),
+        "mix": (*SYNTH_DEFAULT_MIX, "cjk"),
         "cjk_fraction": 0.2,
     },
 }
@@ -133,8 +151,10 @@ def datasets(quick: bool, only: list[str] | None = None) -> list[tuple[str, Any,
 
 def evaluate(
     name: str, ds: Any, unit: str, embedder: str, presets: list[str] | None = None
-) -> dict[str, dict[str, float]]:
-    """Mean of each metric per preset: {preset: {metric: value, "n": queries}}."""
+) -> dict[str, dict[str, Any]]:
+    """Mean of each metric per preset: {preset: {metric: value, "n": queries}}; where the
+    data set has ``MIX_CATEGORIES`` questions, also ``"categories"``: {category: {metric of
+    ``CATEGORY_METRICS``: mean, "n": its questions}}."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.pipeline import PRESETS, preset
@@ -153,13 +173,34 @@ def evaluate(
         progress=False,
         cache_vectors=True,
     )
-    res = run_experiment([preset(p) for p in names], lab, list(METRICS), baseline=None)
-    out: dict[str, dict[str, float]] = {}
+    cats = [c for c in MIX_CATEGORIES if c in set(ds.queries["category"])]
+    metrics = list(dict.fromkeys([*METRICS, *(CATEGORY_METRICS if cats else ())]))
+    res = run_experiment([preset(p) for p in names], lab, metrics, baseline=None)
+    out: dict[str, dict[str, Any]] = {}
     for p in names:
         row = res.table.loc[p]
         out[p] = {m: round(float(row[m]), 6) for m in METRICS}
         out[p]["n"] = int(row["n"])
+    if cats:
+        for p, by_cat in category_figures(res.per_query, cats).items():
+            out[p]["categories"] = by_cat
     return out
+
+
+def category_figures(per_query: Any, categories: list[str]) -> dict[str, dict[str, Any]]:
+    """{system: {category: {metric: mean, "n": scored questions}}} for ``categories`` and
+    ``CATEGORY_METRICS`` from an experiment's ``per_query`` frame (system, qid, category,
+    metric, value); a category with no scored question is left out."""
+    d = per_query[
+        per_query["category"].isin(categories) & per_query["metric"].isin(CATEGORY_METRICS)
+    ]
+    out: dict[str, dict[str, Any]] = {}
+    for (system, cat), g in d.groupby(["system", "category"], sort=False):
+        means = g.groupby("metric")["value"].mean()
+        fig: dict[str, Any] = {m: round(float(means[m]), 6) for m in CATEGORY_METRICS}
+        fig["n"] = int(g["qid"].nunique())
+        out.setdefault(str(system), {})[str(cat)] = fig
+    return {s: {c: v[c] for c in categories if c in v} for s, v in out.items()}
 
 
 def run(
@@ -207,6 +248,83 @@ def compare(figures: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str,
     return rows
 
 
+def compare_categories(figures: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str, Any]]:
+    """The query-mix guard: rows for every ``GUARDED_CATEGORIES`` × ``GUARD_METRICS``
+    figure of a data set both runs hold, per preset.
+
+    ``REFERENCE`` (bm25, which reads no embedding) fails when its own figure drops beyond
+    the embedder's tolerance (``rule = "no drop"``). Any other preset is ``guarded`` when
+    its pinned figure was at or above the reference's pinned figure; it then fails when
+    its figure now is below the reference's figure now by more than the tolerance
+    (``rule = "not below bm25"``). A preset below the reference at pin time, or absent
+    from the baseline, is listed unguarded (``rule = "below bm25 at pin time"``, never
+    fails): re-pin once a fix lifts it, and from then on it is held there.
+    """
+    tol = baseline.get("tolerance", TOLERANCE)
+    rows = []
+    for key, systems in figures.items():
+        base = baseline.get("figures", {}).get(key)
+        if not base or REFERENCE not in systems or REFERENCE not in base:
+            continue
+        emb = key.split("/")[1]
+        ref_now = systems[REFERENCE].get("categories", {})
+        ref_base = base[REFERENCE].get("categories", {})
+        for cat in GUARDED_CATEGORIES:
+            if cat not in ref_now or cat not in ref_base:
+                continue
+            for m in GUARD_METRICS:
+                r0, r1 = ref_base[cat][m], ref_now[cat][m]
+                for p, vals in systems.items():
+                    now = vals.get("categories", {}).get(cat)
+                    if now is None:
+                        continue
+                    pinned = base.get(p, {}).get("categories", {}).get(cat)
+                    b = pinned[m] if pinned else None
+                    if p == REFERENCE:
+                        rule, guarded, fails = "no drop", True, r1 < r0 - tol[emb]
+                    else:
+                        guarded = b is not None and b >= r0 - 1e-9
+                        rule = "not below bm25" if guarded else "below bm25 at pin time"
+                        fails = guarded and now[m] < r1 - tol[emb]
+                    rows.append(
+                        {
+                            "data": key,
+                            "preset": p,
+                            "category": cat,
+                            "metric": m,
+                            "baseline": b,
+                            "now": now[m],
+                            "bm25 baseline": r0,
+                            "bm25 now": r1,
+                            "rule": rule,
+                            "guarded": guarded,
+                            "fails": bool(fails),
+                        }
+                    )
+    return rows
+
+
+def category_rows(figures: dict[str, Any]) -> list[dict[str, Any]]:
+    """One printable row per data set, preset and query-mix category: ``CATEGORY_METRICS``
+    and the number of questions (data sets without those categories give none)."""
+    rows = []
+    for key, systems in figures.items():
+        for cat in MIX_CATEGORIES:
+            for name, vals in systems.items():
+                fig = vals.get("categories", {}).get(cat)
+                if fig:
+                    rows.append(
+                        {
+                            "data": key,
+                            "category": cat,
+                            "preset": name,
+                            **{m: fig[m] for m in CATEGORY_METRICS},
+                            "n": fig["n"],
+                        }
+                    )
+    return rows
+
+
 def main() -> int:
     p = parser(__doc__.splitlines()[0], "quality")
     p.add_argument("--embedders", default=None, help="comma list: hashing,local")
@@ -232,13 +350,44 @@ def main() -> int:
                 {"data": key, "preset": name, **{m: vals[m] for m in METRICS}, "n": vals["n"]}
             )
     print_table(rows)
+    mix = category_rows(figures)
+    if mix:
+        print(f"\nthe synthetic query mix ({', '.join(MIX_CATEGORIES)}), by category:")
+        print_table(mix)
     status = 0
     result: dict[str, Any] = {"figures": figures}
     if args.check:
         baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
         cmp = compare(figures, baseline)
+        guard = compare_categories(figures, baseline)
         fails = [r for r in cmp if r["fails"]]
-        result["check"] = {"compared": len(cmp), "failed": fails}
+        guard_fails = [r for r in guard if r["fails"]]
+        result["check"] = {
+            "compared": len(cmp),
+            "failed": fails,
+            "category_compared": len(guard),
+            "category_failed": guard_fails,
+        }
+        if guard:
+            what = f"{', '.join(GUARDED_CATEGORIES)}: {', '.join(GUARD_METRICS)}"
+            per: dict[str, list[int]] = {}
+            for r in guard:
+                per.setdefault(r["preset"], [0, 0])[0] += not r["guarded"]
+                per[r["preset"]][1] += 1
+            unguarded = [f"{p} {n}/{t}" for p, (n, t) in sorted(per.items()) if n]
+            below = f"; below {REFERENCE} at pin time, not guarded: {', '.join(unguarded)}"
+            if guard_fails:
+                print(
+                    f"\nQUERY-MIX REGRESSION ({what}): {len(guard_fails)} of {len(guard)}"
+                    f" figures fell below {REFERENCE} (or {REFERENCE} dropped)"
+                )
+                print_table(guard_fails)
+                status = 1
+            else:
+                print(
+                    f"\nquery-mix guard passed ({what}): {len(guard)} figures"
+                    + (below if unguarded else "")
+                )
         if not cmp:
             print("\nno figure of this run is in the baseline: nothing checked")
             status = 1
@@ -260,10 +409,13 @@ def main() -> int:
             merged.setdefault(key, {}).update(systems)
         doc = {
             "about": "Committed quality figures; tests/test_bench_guard.py and "
-            "`python benchmarks/quality.py --check` fail on a drop beyond the tolerance. "
+            "`python benchmarks/quality.py --check` fail on a drop beyond the tolerance, "
+            "and on the synthetic query mix when a preset pinned at or above bm25 on "
+            "the identifier category falls below it (compare_categories). "
             "Change only with `--update-baseline REASON`, reviewed like code.",
             "tolerance": TOLERANCE,
             "metrics": list(METRICS),
+            "category_metrics": list(CATEGORY_METRICS),
             "reason": args.update_baseline,
             "history": [*old.get("history", []), args.update_baseline],
             "memlab_version": memlab_version(),

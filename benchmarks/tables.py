@@ -11,7 +11,9 @@
 Tables: ``sweep`` (sweep_speed.json); ``search``, ``legs``, ``ann`` and
 ``memory`` (search_latency.json); ``index`` and ``incremental``
 (index_throughput.json); ``quality`` and ``qualityconv`` (baseline.json: the synthetic
-corpora, the conversation dev sets); ``embed`` and ``embedlocomo``
+corpora, the conversation dev sets); ``qualityid`` and ``qualitymix`` (baseline.json: the
+synthetic query mix, identifier recall@1 / mrr on every corpus and embedder, keyword and
+dated recall@1 / recall@6 with the local model); ``embed`` and ``embedlocomo``
 (embed_throughput.json); ``cold`` and ``imports`` (cold_search.json); ``mcp``
 (mcp_latency.json); ``mcpload`` (mcp_load.json). A table whose figures are missing
 from its JSON (e.g. written by an older script) is an error. Figures are
@@ -304,6 +306,37 @@ def quality(conversations: bool = False) -> str:
     return _table(["preset", *[k.replace("/", " · ") for k in keys]], rows)
 
 
+def quality_mix(
+    categories: Sequence[str], metrics: tuple[str, str], embedder: str | None = None
+) -> str:
+    """``metrics[0] / metrics[1]`` of every preset on the synthetic query-mix
+    ``categories`` (baseline.json's per-preset ``"categories"``), one column per data set
+    with such figures (only ``embedder``'s when given) and category; keys in the
+    baseline's order."""
+    figs = _load("baseline")["figures"]
+    keys = [
+        k
+        for k in figs
+        if any("categories" in v for v in figs[k].values())
+        and (embedder is None or k.split("/")[1] == embedder)
+    ]
+    presets = list(dict.fromkeys(p for k in keys for p in figs[k]))
+    rows = []
+    for p in presets:
+        row = [f"`{p}`"]
+        for k in keys:
+            for c in categories:
+                v = figs[k].get(p, {}).get("categories", {}).get(c)
+                row.append(f"{v[metrics[0]]:.2f} / {v[metrics[1]]:.2f}" if v else "—")
+        rows.append(row)
+    header = [
+        " · ".join([*k.split("/")[:2], *([c] if len(categories) > 1 else [])])
+        for k in keys
+        for c in categories
+    ]
+    return _table(["preset", *header], rows)
+
+
 def cold() -> str:
     """Cold `memlab search` per local backend: seconds, peak RSS, × the onnx path."""
     d = _load("cold_search")["results"]["search"]
@@ -489,6 +522,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "incremental": incremental,
     "quality": quality,
     "qualityconv": lambda: quality(conversations=True),
+    "qualityid": lambda: quality_mix(("identifier",), ("recall@1", "mrr")),
+    "qualitymix": lambda: quality_mix(("keyword", "dated"), ("recall@1", "recall@6"), "local"),
     "embed": embed,
     "embedlocomo": embedlocomo,
     "cold": cold,

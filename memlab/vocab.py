@@ -125,11 +125,17 @@ LEARNED_FEATURES: tuple[str, ...] = (
 
 # ----------------------------------------------------------------------- lab
 DATASETS: tuple[str, ...] = ("synthetic", "locomo", "beam", "longmemeval", "realmem", "folder")
-# Synthetic question categories (memlab.datasets.synthetic): the classic ones, and those that
-# exercise OpenClaw 2026.9.6's new stages (never in the default mix; synthetic.release).
+# Synthetic question categories (memlab.datasets.synthetic): the classic ones, the query mix
+# agents send besides questions (bare identifiers, keywords, dates: synthetic.querymix), cjk;
+# and those that exercise OpenClaw 2026.9.6's new stages (never in the default mix;
+# synthetic.release).
 SYNTH_PHENOMENA: tuple[str, ...] = (
-    *("paraphrase", "exact", "update", "redundancy", "distractor", "multi", "cjk"),
+    *("paraphrase", "exact", "update", "redundancy", "distractor", "multi"),
+    *("identifier", "keyword", "dated", "cjk"),
 )
+# The default mix of SynthConfig and `memlab synth`: every classic category but cjk (Chinese
+# notes only make sense with cjk_fraction > 0).
+SYNTH_DEFAULT_MIX: tuple[str, ...] = tuple(p for p in SYNTH_PHENOMENA if p != "cjk")
 SYNTH_RELEASE_PHENOMENA: tuple[str, ...] = (
     *("importance", "project", "filename", "trigger", "longlived"),
 )

@@ -4,7 +4,8 @@ Quality: the presets' recall/nDCG/MRR on the committed small synthetic corpus
 (hashing embedder and the packaged model) and on the LoCoMo and BEAM dev sets
 (the packaged model, turn and chunk level; skipped when ../shared lacks them)
 must not drop below ``benchmarks/baseline.json`` by more than its stated
-tolerance.
+tolerance; on the synthetic query mix, a preset pinned at or above bm25 on the
+``identifier`` category must not fall below bm25 (``quality.compare_categories``).
 Speed: never absolute times — ratios of two things measured in this same
 run, on this same machine, with generous margins for a shared CI box.
 """
@@ -50,6 +51,15 @@ def test_baseline_is_well_formed() -> None:
             for m in quality.METRICS:
                 assert 0.0 <= vals[m] <= 2.0, (key, name, m)
             assert vals["n"] > 0
+        if key.startswith("synthetic-"):
+            # Every preset's query-mix figures are pinned, bm25's among them (the reference).
+            assert quality.REFERENCE in systems, key
+            for name, vals in systems.items():
+                cats = vals.get("categories", {})
+                assert set(cats) == set(quality.MIX_CATEGORIES), (key, name)
+                for fig in cats.values():
+                    assert all(0.0 <= fig[m] <= 1.0 for m in quality.CATEGORY_METRICS)
+                    assert fig["n"] > 0
 
 
 def assert_no_drop(rows: list[dict]) -> None:
@@ -77,6 +87,21 @@ def _check(embedder: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     rows = quality.compare(figures, baseline())
     assert rows, "nothing compared"
     assert_no_drop(rows)
+    assert_query_mix_holds(figures, key)
+
+
+def assert_query_mix_holds(figures: dict, key: str) -> None:
+    """The query-mix guard covers every preset of ``key`` (each guarded category and
+    metric) and no preset pinned at or above bm25 fell below it."""
+    guard = quality.compare_categories(figures, baseline())
+    per = len(quality.GUARDED_CATEGORIES) * len(quality.GUARD_METRICS)
+    assert len([r for r in guard if r["data"] == key]) == per * len(figures[key])
+    fails = [r for r in guard if r["fails"]]
+    assert not fails, "query-mix guard:\n" + "\n".join(
+        f"  {r['data']} {r['preset']} {r['category']} {r['metric']}: {r['now']:.3f}"
+        f" < bm25 {r['bm25 now']:.3f} (pinned {r['baseline']} vs bm25 {r['bm25 baseline']:.3f})"
+        for r in fails
+    )
 
 
 def test_quality_no_regression_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -132,6 +157,75 @@ def test_quality_check_flags_a_drop() -> None:
     assert [r["metric"] for r in rows if r["fails"]] == ["ndcg@10"]
     now["d/hashing/chunk"]["openclaw"]["ndcg@10"] = 0.495  # within tolerance
     assert not any(r["fails"] for r in quality.compare(now, b))
+
+
+def _mix(**figs: float) -> dict:
+    """A data set's figures: per preset its aggregate metrics (0.5) and ``identifier``
+    figures (every guarded metric = the value given)."""
+    out = {}
+    for name, v in figs.items():
+        cat = {m: v for m in quality.CATEGORY_METRICS} | {"n": 10}
+        out[name] = {m: 0.5 for m in quality.METRICS} | {"n": 90, "categories": {"identifier": cat}}
+    return out
+
+
+def test_query_mix_guard_fails_when_a_preset_falls_below_bm25() -> None:
+    """Pinned: memlab-best at bm25 (1.0), vector below it (0.4). A run where memlab-best
+    drops below bm25 fails; vector, below at pin time, is listed unguarded and never
+    fails; a drop within the tolerance passes; bm25 dropping fails."""
+    base = {
+        "tolerance": {"hashing": 0.005, "local": 0.02},
+        "figures": {"d/local/chunk": _mix(bm25=1.0, **{"memlab-best": 1.0}, vector=0.4)},
+    }
+
+    def fails(**now: float) -> set[tuple[str, str]]:
+        rows = quality.compare_categories({"d/local/chunk": _mix(**now)}, base)
+        assert {r["preset"] for r in rows} == set(now)
+        return {(r["preset"], r["metric"]) for r in rows if r["fails"]}
+
+    assert fails(bm25=1.0, **{"memlab-best": 1.0}, vector=0.4) == set()
+    assert fails(bm25=1.0, **{"memlab-best": 0.7}, vector=0.4) == {
+        ("memlab-best", m) for m in quality.GUARD_METRICS
+    }
+    assert fails(bm25=1.0, **{"memlab-best": 0.99}, vector=0.1) == set()  # tolerance 0.02
+    assert fails(bm25=0.9, **{"memlab-best": 0.9}, vector=0.4) == {
+        ("bm25", m) for m in quality.GUARD_METRICS
+    }
+    rows = quality.compare_categories({"d/local/chunk": _mix(bm25=1.0, vector=0.0)}, base)
+    vector = [r for r in rows if r["preset"] == "vector"]
+    assert vector and all(
+        not r["guarded"] and r["rule"] == "below bm25 at pin time" for r in vector
+    )
+    # A preset absent from the baseline is not guarded either; no baseline, no rows.
+    rows = quality.compare_categories({"d/local/chunk": _mix(bm25=1.0, new=0.0)}, base)
+    assert not any(r["fails"] for r in rows)
+    assert quality.compare_categories({"d/local/chunk": _mix(bm25=1.0)}, {"figures": {}}) == []
+
+
+def test_query_mix_guard_on_real_figures(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """End to end on the committed CI corpus: pin this run's figures with memlab-best at
+    bm25 on ``identifier`` (as the ranking fix must leave it); a run equal to the pin
+    passes, a run where memlab-best's identifier figures sink 0.1 below bm25 fails on
+    every guarded metric."""
+    if not (SMALL / "queries.jsonl").exists():
+        pytest.skip("datasets/synthetic-small is not committed")
+    monkeypatch.setenv("MEMLAB_BENCH_CACHE", str(tmp_path))
+    figures = quality.run(quick=True, embedders=["hashing"], presets=["bm25", "memlab-best"])
+    key = "synthetic-small/hashing/chunk"
+    ref = figures[key]["bm25"]["categories"]["identifier"]
+
+    def with_best(delta: float) -> dict:
+        out = json.loads(json.dumps(figures))
+        cat = out[key]["memlab-best"]["categories"]["identifier"]
+        cat.update({m: ref[m] + delta for m in quality.GUARD_METRICS})
+        return out
+
+    base = {"tolerance": quality.TOLERANCE, "figures": with_best(0.0)}
+    assert not any(r["fails"] for r in quality.compare_categories(with_best(0.0), base))
+    failed = [r for r in quality.compare_categories(with_best(-0.1), base) if r["fails"]]
+    assert {(r["preset"], r["metric"]) for r in failed} == {
+        ("memlab-best", m) for m in quality.GUARD_METRICS
+    }
 
 
 def _best_of(fn, n: int) -> float:

@@ -69,6 +69,14 @@ def test_eval_table_and_json(corpus: Path) -> None:
         "--by-category",
     ).stdout
     assert "recall@6" in out and "openclaw" in out and "by category" in out
+    # One table per metric; the query-mix categories of the default mix, for every preset.
+    for metric in ("recall@6", "ndcg@10"):
+        table = out.split(f"{metric} by category:")[1].split("by category:")[0]
+        head, *rows = table.strip().splitlines()
+        assert head.split()[1:] == ["bm25", "vector", "openclaw"]
+        cats = {r.split()[0]: r.split()[1:] for r in rows if len(r.split()) == 4}
+        for cat in ("identifier", "keyword", "dated"):
+            assert len(cats[cat]) == 3 and all(0 <= float(v) <= 1 for v in cats[cat])
     js = json.loads(
         run(
             "eval",
@@ -183,3 +191,23 @@ def test_eval_reads_another_local_model_folder(corpus: Path, tmp_path: Path) -> 
         check=False,
     )
     assert both.returncode == 2 and "--model" in both.stderr and "no-data" not in both.stderr
+
+
+def test_cached_synthetic_corpus_of_another_config_is_regenerated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`memlab eval synthetic` without --path caches its corpus; one an older memlab wrote
+    (here: another mix, as before the query mix joined the default) is regenerated."""
+    from memlab.cli.lab import load_dataset
+    from memlab.datasets.synthetic import SynthConfig, generate, generated_with
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cached = tmp_path / "memlab" / "synthetic-d5-s0"
+    generate(SynthConfig(days=5, seed=0, queries_per_type=2, mix=("exact",)), cached)
+    assert not generated_with(cached, SynthConfig(days=5, seed=0))
+    ds = load_dataset("synthetic", None, seed=0, days=5)
+    assert set(ds.queries["category"]) == set(SynthConfig().mix)
+    assert generated_with(cached, SynthConfig(days=5, seed=0))
+    again = load_dataset("synthetic", None, seed=0, days=5)  # reused as it is
+    assert again.fingerprint == ds.fingerprint
+    assert not generated_with(tmp_path / "nothing", SynthConfig())

@@ -170,8 +170,10 @@ def test_weight_sweep_with_an_empty_and_keyword_leg_names_the_cause(lab: Lab) ->
         ),
     )
     assert isinstance(empty, LabCandidates)
+    # Weights above 0 only scale the vector leg, so the ranking cannot change; at 0 every
+    # score is 0 and the order is the tie rule's, which on some corpora changes recall.
     with pytest.warns(SweepWarning, match="vector_weight has no effect") as rec:
-        sw = sweep(empty, openclaw(min_score=0.0), {"vector_weight": W}, ["recall@6"])
+        sw = sweep(empty, openclaw(min_score=0.0), {"vector_weight": W[1:]}, ["recall@6"])
     text = str(rec[0].message)
     assert "the keyword leg found nothing" in text and "keyword_mode='or'" in text
     assert sw.warnings == [text]

@@ -23,6 +23,7 @@ from memlab.datasets.synthetic import (
     generate,
     load_negatives,
 )
+from tests.test_synthetic_querymix import check_querymix
 
 PATH_RE = re.compile(r"^(MEMORY\.md|memory/(\d{4}-\d{2}-\d{2})\.md)$")
 CJK_RE = re.compile(r"[\u4e00-\u9fff]")
@@ -79,10 +80,12 @@ def check_invariants(ds: Dataset, cfg: SynthConfig) -> None:
     assert q["category"].value_counts().to_dict() == {c: n for c, n in want.items() if n}
     assert set(ev["qid"]) == set(q["qid"])
     assert (q["time"] == cfg.now).all()
-    # Every evidence span is one line of a valid memory file holding its fact.
-    assert (ev["start_line"] == ev["end_line"]).all()
+    # Every evidence span is one line of a valid memory file holding its fact (but a dated
+    # question's, its day's whole log: check_dated).
+    dated = ev["qid"].str.startswith("dated-")
+    assert (ev.loc[~dated, "start_line"] == ev.loc[~dated, "end_line"]).all()
     assert (ev["grade"] == 1).all()
-    for row in ev.itertuples():
+    for row in ev[~dated].itertuples():
         assert PATH_RE.match(row.path)
         text = _line(files, row.path, row.start_line)
         assert text.startswith("- ") and row.fact in text, (row.qid, text, row.fact)
@@ -114,6 +117,7 @@ def check_invariants(ds: Dataset, cfg: SynthConfig) -> None:
         elif row.category == "cjk":
             assert CJK_RE.search(row.query) and not re.search(r"[A-Za-z]", row.query)
             assert len(e) == 1 and row.answer in e["fact"].iloc[0]
+    check_querymix(ds, cfg)  # identifier, keyword, dated (tests/test_synthetic_querymix.py)
 
 
 def _date(path: str) -> dt.date:
@@ -358,12 +362,14 @@ def test_cjk_fraction_and_mix(default_ds: Dataset, tmp_path: Path) -> None:
     placed = set(zip(ds.evidence["path"], ds.evidence["start_line"], strict=True))
     neg = load_negatives(ds.root)
     placed |= set(zip(neg["path"], neg["start_line"], strict=True))
+    # A dated question's span is its whole day; its note is the line holding the event.
+    events = {"- " + f for f in ds.evidence.loc[ds.evidence.qid.str.startswith("dated"), "fact"]}
     filler = [
         ln
         for path, lines in _lines(ds).items()
         if path != "MEMORY.md"
         for i, ln in enumerate(lines, 1)
-        if ln.startswith("- ") and (path, i) not in placed
+        if ln.startswith("- ") and (path, i) not in placed and ln not in events
     ]
     assert len(filler) == DEFAULT.days * DEFAULT.notes_per_day
     share = sum(bool(CJK_RE.search(ln)) for ln in filler) / len(filler)

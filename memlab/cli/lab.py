@@ -50,7 +50,8 @@ class LabError(Exception):
 
 def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) -> Any:
     """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
-    the user cache when no path is given), ``locomo`` (the dev split JSON; default
+    the user cache when no path is given, and regenerated there when the cached corpus
+    records another config: ``generated_with``), ``locomo`` (the dev split JSON; default
     ../shared/datasets/locomo), ``beam`` (the BEAM folder; default ../shared/datasets/beam),
     ``longmemeval`` (its JSON), ``realmem`` (a folder of persona files; default
     ``$MEMLAB_REALMEM`` or ../shared/datasets/realmem), ``folder`` (memlab's format).
@@ -84,12 +85,14 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
                 f" ({_cache_dir() / f'synthetic-d{days}-s{seed}'}), or generate one into a"
                 " new folder (memlab synth NEW_FOLDER) and pass --path NEW_FOLDER"
             )
-        from memlab.datasets.synthetic import SynthConfig, generate
+        from memlab.datasets.synthetic import SynthConfig, generate, generated_with
 
         out = _cache_dir() / f"synthetic-d{days}-s{seed}"
-        if (out / "queries.jsonl").exists():
+        cfg = SynthConfig(days=days, seed=seed)
+        # A corpus an older memlab cached (another default mix, say) is regenerated.
+        if generated_with(out, cfg):
             return load_folder(out)
-        return generate(SynthConfig(days=days, seed=seed), out)
+        return generate(cfg, out, overwrite=True)
     if kind in ("locomo", "beam", "longmemeval", "realmem"):
         from memlab.datasets.base import DataNotFoundError
         from memlab.datasets.beam import load_beam
@@ -228,8 +231,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(line)
     print(res.format(settings=not args.no_settings))
     if args.by_category:
-        print(f"\n{metrics[0]} by category:")
-        print(res.by_category(metrics[0]).round(3).to_string())
+        for m in metrics:
+            print(f"\n{m} by category:")
+            print(res.by_category(m).round(3).to_string())
     if args.evidence_ranks:
         from memlab.eval.evidence import evidence_ranks
         from memlab.eval.experiment import metric_depth
@@ -544,7 +548,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--pinned", action="store_true", help="keep each system's own maxResults (no raise to k)"
     )
-    p.add_argument("--by-category", action="store_true")
+    p.add_argument(
+        "--by-category",
+        action="store_true",
+        help="per metric, its mean per question category (rows) and system (columns)",
+    )
     p.add_argument(
         "--evidence-ranks",
         action="store_true",

@@ -25,7 +25,19 @@ config parameter:
 - ``distractor``: ``distractors_per_fact`` lines about the same person's
   sibling attributes in the same wording (not evidence).
 - ``multi``: two facts in two files (MEMORY.md + a daily log, or two logs).
+- ``identifier``: what agents send besides questions: a bare identifier (commit, ticket,
+  host:port, IP, error code, file path, version, host name; two queries in three are
+  the identifier alone, the third a question about it) whose line is the evidence, with
+  ``near_misses`` distractors one edit away elsewhere (``INC-3318`` for ``INC-3317``).
+- ``keyword``: a short keyword query (``printer warranty``) for a plain fact, against
+  lines holding only some of its keywords.
+- ``dated``: "what happened on March 3?" (or ``2026-03-03``): the evidence is that day's
+  log (one span, title to last line), the answer its notable event, whose line does not
+  repeat the date (only the log's name and title carry it).
 - ``cjk``: Chinese notes and questions (FTS5 ``unicode61`` cannot segment them).
+
+The default mix is every category above but ``cjk`` (``memlab.vocab.SYNTH_DEFAULT_MIX``);
+``querymix`` has the rules of ``identifier``, ``keyword`` and ``dated``.
 
 Five more categories exercise OpenClaw 2026.9.6's new stages and are never in the default
 mix (``ALL_PHENOMENA`` lists all; ``release`` has the details): ``importance``
@@ -41,7 +53,9 @@ private names):
 
 - ``base``: ``SynthConfig``, the build state ``Build``, the builder registry
   ``GENERATORS`` / ``register``, the seeded streams ``random_stream``.
-- ``phenomena``: one builder per category, and ``capacity``.
+- ``phenomena``: one builder per classic category, and ``capacity``.
+- ``querymix`` + ``querymix_wording``: the builders and wording of ``identifier``,
+  ``keyword`` and ``dated``.
 - ``release`` + ``release_wording``: the release phenomena's builders and wording.
 - ``lexicon``: wording of the background (entities, opaque tokens, filler,
   file layout); ``facts``: wording of the facts questions ask about.
@@ -60,21 +74,24 @@ from memlab.datasets.synthetic.base import (
     ALL_PHENOMENA,
     FORMAT_VERSION,
     GENERATOR,
+    MAX_NEAR_MISSES,
     MEMORY_PATH,
     PHENOMENA,
     SynthConfig,
 )
 from memlab.datasets.synthetic.phenomena import capacity
-from memlab.datasets.synthetic.writer import generate, load_negatives
+from memlab.datasets.synthetic.writer import generate, generated_with, load_negatives
 
 __all__ = [
     "ALL_PHENOMENA",
     "FORMAT_VERSION",
     "GENERATOR",
+    "MAX_NEAR_MISSES",
     "MEMORY_PATH",
     "PHENOMENA",
     "SynthConfig",
     "capacity",
     "generate",
+    "generated_with",
     "load_negatives",
 ]

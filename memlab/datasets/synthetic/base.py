@@ -18,19 +18,21 @@ from typing import Any
 
 from memlab.datasets.synthetic import facts as fx
 from memlab.datasets.synthetic import lexicon as lx
-from memlab.vocab import SYNTH_PHENOMENA, SYNTH_RELEASE_PHENOMENA
+from memlab.vocab import SYNTH_DEFAULT_MIX, SYNTH_PHENOMENA, SYNTH_RELEASE_PHENOMENA
 
 __all__ = [
     "ALL_PHENOMENA",
     "FORMAT_VERSION",
     "GENERATOR",
     "GENERATORS",
+    "MAX_NEAR_MISSES",
     "MEMORY_DAY",
     "MEMORY_PATH",
     "PHENOMENA",
     "Build",
     "Builder",
     "SynthConfig",
+    "other_days",
     "random_stream",
     "register",
 ]
@@ -43,6 +45,7 @@ GENERATOR = "memlab.datasets.synthetic"
 FORMAT_VERSION = 1
 MEMORY_PATH = "MEMORY.md"
 MEMORY_DAY = -1  # day index of notes that go to MEMORY.md
+MAX_NEAR_MISSES = 4  # near misses per identifier (``identifier``: one edit away each)
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,10 @@ class SynthConfig:
     ``days`` daily logs end at ``end_date``; questions are asked at ``end_date``
     + 1 day, 09:00 UTC. ``queries_per_type`` is capped per category by what the
     lexicon supports (``Dataset.info["capacity"]``). ``cjk_fraction`` (share of
-    filler notes written in Chinese) applies only when ``"cjk"`` is in ``mix``.
+    filler notes written in Chinese) applies only when ``"cjk"`` is in ``mix``;
+    ``near_misses`` (distractor identifiers one edit away from each asked one, in
+    ``[0, MAX_NEAR_MISSES]``) only when ``"identifier"`` is. The default ``mix`` is
+    ``memlab.vocab.SYNTH_DEFAULT_MIX``.
     """
 
     days: int = 60
@@ -60,12 +66,13 @@ class SynthConfig:
     end_date: str = "2026-03-31"
     notes_per_day: int = 12
     queries_per_type: int = 20
-    mix: tuple[str, ...] = ("paraphrase", "exact", "update", "redundancy", "distractor", "multi")
+    mix: tuple[str, ...] = SYNTH_DEFAULT_MIX
     paraphrase_strength: float = 1.0
     update_versions: int = 3
     redundancy_copies: int = 4
     distractors_per_fact: int = 2
     cjk_fraction: float = 0.0
+    near_misses: int = 2
 
     def __post_init__(self) -> None:
         if isinstance(self.mix, str) or not isinstance(self.mix, tuple):
@@ -80,6 +87,7 @@ class SynthConfig:
             ("update_versions", 1),
             ("redundancy_copies", 1),
             ("distractors_per_fact", 0),
+            ("near_misses", 0),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -112,6 +120,8 @@ class SynthConfig:
                 f"distractors_per_fact must be <= {fx.MAX_DISTRACTORS}, "
                 f"got {self.distractors_per_fact}"
             )
+        if self.near_misses > MAX_NEAR_MISSES:
+            raise ValueError(f"near_misses must be <= {MAX_NEAR_MISSES}, got {self.near_misses}")
         # Versions and copies live on distinct days.
         for name, phen in (("update_versions", "update"), ("redundancy_copies", "redundancy")):
             if phen in self.mix and getattr(self, name) > self.days:
@@ -139,6 +149,23 @@ def random_stream(seed: int, stream: str) -> random.Random:
     ``hash()``), and distinct stream names give unrelated streams.
     """
     return random.Random(f"memlab-synth|{seed}|{stream}")
+
+
+def other_days(rng: random.Random, days: int, exclude: set[int], k: int) -> list[int]:
+    """``k`` days outside ``exclude``, distinct while there are enough; O(k) expected.
+
+    Falls back to any days outside ``exclude`` (repeats allowed), then to any day.
+    """
+    free = days - len(exclude)
+    if free >= k:
+        out: list[int] = []
+        while len(out) < k:
+            d = rng.randrange(days)
+            if d not in exclude and d not in out:
+                out.append(d)
+        return out
+    pool = [d for d in range(days) if d not in exclude] or list(range(days))
+    return [rng.choice(pool) for _ in range(k)]
 
 
 class Build:
@@ -174,6 +201,7 @@ class Build:
         self.queries: list[dict[str, Any]] = []
         self.spans: list[tuple[str, int, str, str, str]] = []  # qid, note, span_id, subtopic, fact
         self.negatives: list[tuple[str, int, str, str]] = []  # qid, note, kind, fact
+        self.whole_file: set[str] = set()  # questions whose spans are their notes' whole files
         self.count: dict[str, int] = {}
         # Files beyond the daily logs and MEMORY.md (release phenomena): day index <= -2 →
         # (relative path, title line). Empty for the classic phenomena.
@@ -196,13 +224,27 @@ class Build:
         self.files[day] = (path, title)
         return day
 
-    def ask(self, cat: str, query: str, answer: str, spans: list[tuple[int, str, str]]) -> str:
-        """Record a question; ``spans`` are (note index, subtopic or "", fact) in order."""
+    def ask(
+        self,
+        cat: str,
+        query: str,
+        answer: str,
+        spans: list[tuple[int, str, str]],
+        *,
+        whole_file: bool = False,
+    ) -> str:
+        """Record a question; ``spans`` are (note index, subtopic or "", fact) in order.
+
+        Each span is its note's line, or with ``whole_file`` every line of the file the
+        note is placed in (title to last line: "that day's log").
+        """
         qid = f"{cat}-{self.count.get(cat, 0):04d}"
         self.count[cat] = self.count.get(cat, 0) + 1
         self.queries.append({"qid": qid, "query": query, "category": cat, "answer": answer})
         for i, (note, sub, fact) in enumerate(spans):
             self.spans.append((qid, note, f"s{i}", sub or f"s{i}", fact))
+        if whole_file:
+            self.whole_file.add(qid)
         return qid
 
     def day(self, stream: random.Random, memory_share: float = 0.0) -> int:

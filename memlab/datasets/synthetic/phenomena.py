@@ -17,7 +17,15 @@ from typing import Any
 
 from memlab.datasets.synthetic import facts as fx
 from memlab.datasets.synthetic import lexicon as lx
-from memlab.datasets.synthetic.base import MEMORY_DAY, Build, SynthConfig, random_stream, register
+from memlab.datasets.synthetic.base import (
+    MEMORY_DAY,
+    Build,
+    SynthConfig,
+    other_days,
+    random_stream,
+    register,
+)
+from memlab.datasets.synthetic.querymix import querymix_capacity
 from memlab.datasets.synthetic.release import release_capacity
 from memlab.datasets.synthetic.slots import Slots
 
@@ -40,8 +48,9 @@ def capacity(config: SynthConfig) -> dict[str, int]:
     reported as ``queries_per_type``; update: (person or project, attribute)
     pairs; distractor: people (one question each); redundancy: (project,
     topic) pairs; multi: the four templates' disjoint entity pools; cjk:
-    (person, fact) pairs; the release phenomena: ``release.release_capacity``. The
-    count made is ``min(queries_per_type, capacity)``.
+    (person, fact) pairs; identifier, keyword, dated: ``querymix.querymix_capacity``;
+    the release phenomena: ``release.release_capacity``. The count made is
+    ``min(queries_per_type, capacity)``.
     """
     b = Build(config)
     team = len(b.team)
@@ -53,25 +62,9 @@ def capacity(config: SynthConfig) -> dict[str, int]:
         "distractor": team,
         "multi": sum(len(p) for p in _multi_pools(b)),
         "cjk": len(fx.CJK_FACTS) * len(b.pools["cjk_team"]),
+        **querymix_capacity(config),
         **release_capacity(config),
     }
-
-
-def _other_days(rng: random.Random, days: int, exclude: set[int], k: int) -> list[int]:
-    """``k`` days outside ``exclude``, distinct while there are enough; O(k) expected.
-
-    Falls back to any days outside ``exclude`` (repeats allowed), then to any day.
-    """
-    free = days - len(exclude)
-    if free >= k:
-        out: list[int] = []
-        while len(out) < k:
-            d = rng.randrange(days)
-            if d not in exclude and d not in out:
-                out.append(d)
-        return out
-    pool = [d for d in range(days) if d not in exclude] or list(range(days))
-    return [rng.choice(pool) for _ in range(k)]
 
 
 def _daily_section(memory_section: str) -> str:
@@ -199,7 +192,7 @@ def build_distractor(b: Build, n: int) -> None:
             answer = answer or value
             lines.append(fam.note.format(P=person, attr=attr, v=value))
         fact_day = rng.randrange(b.cfg.days)
-        ddays = _other_days(rng, b.cfg.days, {fact_day}, d)
+        ddays = other_days(rng, b.cfg.days, {fact_day}, d)
         note = b.note(fact_day, "Notes", lines[0])
         qid = b.ask(
             "distractor",
@@ -231,7 +224,7 @@ def build_redundancy(b: Build, n: int) -> None:
         first = rng.choice(b.team).split()[0]
         facts = [tpl.format(project=project, F=first) for tpl in templates]
         copy_days = rng.sample(range(b.cfg.days), c)
-        others = _other_days(rng, b.cfg.days, set(copy_days), len(facts) - 1)
+        others = other_days(rng, b.cfg.days, set(copy_days), len(facts) - 1)
         spans = []
         for k, day in enumerate(copy_days):
             wrapper = fx.COPY_WRAPPERS[k % len(fx.COPY_WRAPPERS)]

@@ -29,7 +29,14 @@ from memlab.datasets.synthetic.base import (
 from memlab.datasets.synthetic.phenomena import capacity
 from memlab.datasets.synthetic.slots import Slots
 
-__all__ = ["CORPUS_ENTRIES", "SynthTargetError", "check_target", "generate", "load_negatives"]
+__all__ = [
+    "CORPUS_ENTRIES",
+    "SynthTargetError",
+    "check_target",
+    "generate",
+    "generated_with",
+    "load_negatives",
+]
 
 # Everything `generate` writes into its folder: a folder holding anything else is not one
 # it made, and it is never written into.
@@ -101,8 +108,11 @@ _CUM_WEIGHTS = [
 ]
 
 
-def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], list[str], int]:
-    """Write the daily logs and MEMORY.md; returns note locations, paths written, lines."""
+def _write_workspace(
+    b: Build, ws: Path
+) -> tuple[list[tuple[str, int] | None], dict[str, int], int]:
+    """Write the daily logs and MEMORY.md; returns note locations, the lines of each path
+    written, and the total."""
     cfg = b.cfg
     frng, prng, mrng = (random_stream(cfg.seed, s) for s in ("filler", "place", "memory"))
     slots = Slots(frng, b.team, b.reserved, b.pools)
@@ -118,7 +128,7 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
             lst.insert(prng.randrange(len(lst) + 1), ni)
 
     (ws / "memory").mkdir(parents=True, exist_ok=True)
-    written, total = [], 0
+    written: dict[str, int] = {}
     for day in range(cfg.days):
         items = _filler_day(slots, cfg.notes_per_day, cjk_share)
         place(items, day)
@@ -126,8 +136,7 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
         path = f"memory/{date}.md"
         text = _render([f"# {date}", ""], lx.DAILY_SECTIONS, items, b.notes, path, where)
         (ws / path).write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
-        total += text.count("\n")
+        written[path] = text.count("\n")
 
     for day, (path, title) in b.files.items():
         # Sections in the order their first note was added; no filler.
@@ -137,8 +146,7 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
         text = _render([f"# {title}", ""], sections, items, b.notes, path, where)
         (ws / path).parent.mkdir(parents=True, exist_ok=True)
         (ws / path).write_text(text, encoding="utf-8", newline="\n")
-        written.append(path)
-        total += text.count("\n")
+        written[path] = text.count("\n")
 
     mem: dict[str, list[str | int]] = {s: [] for s in lx.MEMORY_SECTIONS}
     for sec, lines in lx.MEMORY_STATIC.items():
@@ -158,8 +166,8 @@ def _write_workspace(b: Build, ws: Path) -> tuple[list[tuple[str, int] | None], 
         ["# MEMORY", "", intro, ""], lx.MEMORY_SECTIONS, mem, b.notes, MEMORY_PATH, where
     )
     (ws / MEMORY_PATH).write_text(text, encoding="utf-8", newline="\n")
-    written.append(MEMORY_PATH)
-    return where, written, total + text.count("\n")
+    written[MEMORY_PATH] = text.count("\n")
+    return where, written, sum(written.values())
 
 
 def check_target(out: Path, overwrite: bool) -> None:
@@ -227,7 +235,8 @@ def generate(
 
     ``overrides`` replace fields of ``config`` (``SynthConfig()`` when None). Per
     category in ``mix`` order, ``min(queries_per_type, capacity)`` questions are
-    made (``info["counts"]``). Evidence rows are single lines (grade 1) with
+    made (``info["counts"]``). Evidence rows are single lines (grade 1; a ``dated``
+    question's row is its day's whole log, title to last line) with
     ``span_id`` unique per question, ``subtopic`` (copies of one redundant fact
     share it; otherwise equal to ``span_id``) and ``fact`` (text the line
     contains); queries carry ``answer``. ``out_dir`` must be new or empty, or, with
@@ -258,7 +267,10 @@ def generate(
     rows = []
     for qid, note, span_id, sub, fact in b.spans:
         path, line = where[note]  # type: ignore[misc]
-        rows.append((qid, path, line, line, 1, span_id, sub, fact))
+        if qid in b.whole_file:  # the file's every line, its title included
+            rows.append((qid, path, 1, written[path], 1, span_id, sub, fact))
+        else:
+            rows.append((qid, path, line, line, 1, span_id, sub, fact))
     evidence = pd.DataFrame(
         rows,
         columns=["qid", "path", "start_line", "end_line", "grade", "span_id", "subtopic", "fact"],
@@ -293,12 +305,34 @@ def generate(
     return ds
 
 
+def generated_with(root: str | Path, config: SynthConfig) -> bool:
+    """Whether ``root`` holds a corpus this generator wrote from ``config``: its
+    ``dataset.json`` names ``GENERATOR`` and records exactly ``config``'s fields (as
+    ``generate`` writes them) and ``queries.jsonl`` exists. A missing or unreadable file,
+    another generator or a config of an older memlab (a field added since, a different
+    default mix) → ``False``, so a cache of an older corpus is regenerated, not reused.
+    """
+    root = Path(root).expanduser()
+    want = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()}
+    try:
+        info = json.loads((root / "dataset.json").read_text(encoding="utf-8"))["info"]
+        return (
+            info["generator"] == GENERATOR
+            and info["config"] == want
+            and (root / "queries.jsonl").is_file()
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def load_negatives(root: str | Path) -> pd.DataFrame:
     """Lines that resemble evidence but are not: ``qid, path, start_line, end_line, kind, fact``.
 
-    ``kind`` is ``"stale"`` (an earlier version of an updated fact) or
-    ``"distractor"`` (a sibling attribute of the same person), or one of the release
-    phenomena's (``"low-importance"``, ``"other-project"``, ``"transient"``). Raises
+    ``kind`` is ``"stale"`` (an earlier version of an updated fact),
+    ``"distractor"`` (a sibling attribute of the same person), ``"near-miss"`` (an
+    identifier one edit away from the one asked), ``"partial"`` (a fact holding some of a
+    keyword query's keywords), or one of the release phenomena's (``"low-importance"``,
+    ``"other-project"``, ``"transient"``). Raises
     ``FileNotFoundError`` when ``root/negatives.jsonl`` is missing.
     """
     path = Path(root).expanduser() / "negatives.jsonl"
