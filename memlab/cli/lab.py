@@ -34,6 +34,7 @@ __all__ = [
     "cmd_bench",
     "cmd_eval",
     "cmd_sweep",
+    "external_runs",
     "load_dataset",
 ]
 # The lab baselines (one shared candidate generation: OR keyword query) beside the two
@@ -158,14 +159,36 @@ def _systems(names: list[str], sets: list[str]) -> list[Any]:
     return out
 
 
+def external_runs(items: list[str]) -> dict[str, Path]:
+    """``--run NAME=FILE`` options as {name: file} (a bare ``FILE`` is named by its stem),
+    in order; a missing file or a repeated name is a ``LabError``."""
+    out: dict[str, Path] = {}
+    for item in items:
+        name, eq, file = item.partition("=")
+        if not eq:
+            name, file = Path(item).stem, item
+        name, path = name.strip(), Path(file).expanduser()
+        if not name:
+            raise LabError(f"--run {item!r}: give it a name, --run NAME=FILE")
+        if not path.is_file():
+            raise LabError(f"--run {item!r}: {path} is not a file (a TREC run file)")
+        if name in out:
+            raise LabError(f"--run: the name {name!r} is given twice")
+        out[name] = path
+    return out
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """``memlab eval``: run presets on a dataset (``run_experiment``) and print the metric
-    table with paired tests against the baseline (``openclaw`` when run); ``--save``
-    writes the experiment, ``--json`` prints it."""
+    table with paired tests against the baseline (``openclaw`` when run); ``--run`` adds
+    other systems' TREC runs as rows; ``--save`` writes the experiment (with its TREC
+    files), ``--json`` prints it."""
     from memlab.eval.experiment import run_experiment
+    from memlab.eval.trec import RunMappingError
 
     presets = [p for item in (args.preset or list(DEFAULT_PRESETS)) for p in item.split(",") if p]
     systems = _systems(presets, args.set)
+    runs = external_runs(args.run)
     metrics = [m for m in args.metrics.split(",") if m]
     if args.evidence_ranks and args.json:
         raise LabError(
@@ -174,15 +197,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     lab = _lab(args)
     baseline = args.baseline if args.baseline else ("openclaw" if "openclaw" in presets else None)
-    res = run_experiment(
-        systems,
-        lab,
-        metrics,
-        baseline=baseline,
-        test=args.test,
-        pinned=args.pinned,
-        keep_runs=bool(args.save),
-    )
+    try:
+        res = run_experiment(
+            systems,
+            lab,
+            metrics,
+            baseline=baseline,
+            test=args.test,
+            pinned=args.pinned,
+            keep_runs=bool(args.save),
+            external_runs=runs,
+        )
+    except RunMappingError as exc:
+        raise LabError(str(exc)) from exc
     if args.save:
         res.save(args.save)
     if args.json:
@@ -505,7 +532,22 @@ def add_parsers(sub: Any) -> None:
         help="leave out the kw/depth/fusion/weights/min columns (each system's keyword "
         "query mode, candidates per leg, fusion, effective weights, threshold)",
     )
-    p.add_argument("--save", help="folder for experiment.json, per_query.csv, runs.trec")
+    p.add_argument(
+        "--save",
+        help="folder for experiment.json, per_query.csv and the TREC files: runs.trec,"
+        " qrels.trec, docs.tsv (unit id -> path and lines) and a README saying which"
+        " figures trec_eval / ir_measures reproduce from them",
+    )
+    p.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="another system's TREC run (qid Q0 docno rank score tag) as a row of the table,"
+        " with the same metrics and paired tests; docnos are unit ids of a saved docs.tsv,"
+        " memlab chunk ids, or PATH:LINE / PATH:START-END of the question's workspace"
+        " (repeatable)",
+    )
     p.set_defaults(func=_wrap(cmd_eval))
 
     p = sub.add_parser(
