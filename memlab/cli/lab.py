@@ -31,6 +31,7 @@ __all__ = [
     "QUICK_SECONDS_FIRST",
     "LabError",
     "add_parsers",
+    "close_lab",
     "cmd_bench",
     "cmd_eval",
     "cmd_sweep",
@@ -143,7 +144,56 @@ def _lab(args: argparse.Namespace) -> Any:
         except ValueError as exc:
             raise LabError(f"--model: {exc}") from exc
     ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
-    return PresetLab(ds, embedder=embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer)
+    runner = ray_runner(args)
+    try:
+        return PresetLab(
+            ds, embedder=embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer, executor=runner
+        )
+    except BaseException:
+        if runner is not None:
+            runner.close()
+        raise
+
+
+def ray_runner(args: argparse.Namespace) -> Any:
+    """The `memlab.eval.raylab.RayRunner` of ``--ray ADDRESS`` (``--ray-workers N``), started,
+    or None without ``--ray``; Ray missing or the cluster unreachable is a ``LabError``
+    saying what to do. Ray is imported here only, so a command without ``--ray`` never
+    loads it."""
+    address = getattr(args, "ray", None)
+    if not address:
+        if getattr(args, "ray_workers", None) is not None:
+            raise LabError("--ray-workers needs --ray ADDRESS (or --ray local)")
+        return None
+    from memlab.eval.raylab import RayRunner, RayUnavailable, embedder_factory
+
+    backend = getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND)
+    factory = embedder_factory(args.embedder, model=getattr(args, "model", None), backend=backend)
+    try:
+        return RayRunner(address, workers=args.ray_workers, embedder_factory=factory).start()
+    except (RayUnavailable, ValueError) as exc:
+        raise LabError(str(exc)) from exc
+
+
+def close_lab(lab: Any) -> None:
+    """Close the lab's executor (a Ray runner: disconnect, and stop the cluster
+    ``--ray local`` started), after a one-line summary of what ran on it on stderr."""
+    runner = getattr(lab, "executor", None)
+    if runner is None:
+        return
+    stats = runner.stats
+    if stats:
+        tasks = sum(s["candidates"]["tasks"] + s.get("texts", {}).get("tasks", 0) for s in stats)
+        embedded = sum(s.get("embed", {}).get("docs", 0) for s in stats)
+        queries = sum(s.get("embed", {}).get("queries", 0) for s in stats)
+        seconds = sum(s["seconds"] for s in stats)
+        print(
+            f"ray ({runner.address}, {runner.cpus} workers): {len(stats)} retrievals, {tasks}"
+            f" tasks, {embedded} chunks and {queries} questions embedded on Ray Data (the rest"
+            f" from the vector cache), {seconds:.1f} s",
+            file=sys.stderr,
+        )
+    runner.close()
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
@@ -183,9 +233,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     table with paired tests against the baseline (``openclaw`` when run); ``--run`` adds
     other systems' TREC runs as rows; ``--save`` writes the experiment (with its TREC
     files), ``--json`` prints it."""
-    from memlab.eval.experiment import run_experiment
-    from memlab.eval.trec import RunMappingError
-
     presets = [p for item in (args.preset or list(DEFAULT_PRESETS)) for p in item.split(",") if p]
     systems = _systems(presets, args.set)
     runs = external_runs(args.run)
@@ -196,6 +243,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "memlab.eval.evidence.evidence_ranks from Python"
         )
     lab = _lab(args)
+    try:
+        return eval_on(lab, args, presets, systems, metrics, runs)
+    finally:
+        close_lab(lab)
+
+
+def eval_on(
+    lab: Any,
+    args: argparse.Namespace,
+    presets: list[str],
+    systems: list[Any],
+    metrics: list[str],
+    runs: dict[str, Path],
+) -> int:
+    """The body of ``memlab eval`` once its lab is built: run, print, save."""
+    from memlab.eval.experiment import run_experiment
+    from memlab.eval.trec import RunMappingError
+
     baseline = args.baseline if args.baseline else ("openclaw" if "openclaw" in presets else None)
     try:
         res = run_experiment(
@@ -317,9 +382,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     CI, held-out mean), then the chosen setting with its ties (how many, the plateau
     around it, the curve's spread, the rule that chose) and its held-out value;
     ``SweepWarning`` texts go to stderr. ``--json``: table, best() in full, warnings."""
-    import warnings
 
-    from memlab.eval.sweep import SweepWarning, parse_range, sweep
+    from memlab.eval.sweep import parse_range
     from memlab.pipeline import preset
 
     grid: dict[str, list[Any]] = {}
@@ -333,6 +397,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise LabError(f"--param {item!r}: {exc}") from exc
     base = preset(args.preset, **parse_set(args.set))
     lab = _lab(args)
+    try:
+        return sweep_on(lab, args, base, grid)
+    finally:
+        close_lab(lab)
+
+
+def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list[Any]]) -> int:
+    """The body of ``memlab sweep`` once its lab is built: sweep and print."""
+    import warnings
+
+    from memlab.eval.sweep import SweepWarning, sweep
+
     with warnings.catch_warnings():
         # Printed below as plain lines (stderr), not as Python warning records.
         warnings.simplefilter("ignore", SweepWarning)
@@ -500,6 +576,21 @@ def _dataset_args(p: argparse.ArgumentParser) -> None:
         help="override a pipeline parameter for every system",
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run each workspace's indexing and candidate generation as a Ray task and the"
+        " embedding on a Ray Data actor pool: 'local' starts a cluster on this machine for"
+        " the run, else a head address (HOST:6379, auto, ray://HOST:10001); results equal a"
+        " local run's. Needs pip install 'memlab[ray]' (docs/ray.md)",
+    )
+    p.add_argument(
+        "--ray-workers",
+        type=int,
+        metavar="N",
+        help="with --ray: tasks and embedding actors at once (default: the cluster's CPUs;"
+        " with --ray local, the local cluster's CPUs)",
+    )
 
 
 def add_parsers(sub: Any) -> None:
