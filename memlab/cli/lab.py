@@ -188,7 +188,8 @@ def close_lab(lab: Any) -> None:
         queries = sum(s.get("embed", {}).get("queries", 0) for s in stats)
         seconds = sum(s["seconds"] for s in stats)
         print(
-            f"ray ({runner.address}, {runner.cpus} workers): {len(stats)} retrievals, {tasks}"
+            f"ray ({runner.address}, {runner.cpus} worker{'' if runner.cpus == 1 else 's'}):"
+            f" {len(stats)} retrievals, {tasks}"
             f" tasks, {embedded} chunks and {queries} questions embedded on Ray Data (the rest"
             f" from the vector cache), {seconds:.1f} s",
             file=sys.stderr,
