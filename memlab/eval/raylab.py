@@ -267,6 +267,7 @@ class EmbedBatches:
         self.embedder = factory()
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        t0 = time.perf_counter()
         kinds = np.asarray(batch["kind"]).astype(str)
         texts = [str(t) for t in batch["text"]]
         dim = int(self.embedder.dimensions)
@@ -288,6 +289,8 @@ class EmbedBatches:
             "vector": out,
             "pid": np.full(n, os.getpid(), dtype=np.int64),
             "rss_mib": np.full(n, _peak_rss_mib()),
+            # the batch's embedding seconds spread over its rows: a worker's sum is its busy time
+            "seconds": np.full(n, (time.perf_counter() - t0) / max(n, 1)),
         }
 
 
@@ -369,6 +372,11 @@ class RayRunner:
             self._ray.shutdown()
         self._ray = None
         self._owned = False
+
+    @property
+    def ray(self) -> Any:
+        """The ``ray`` module this runner is connected through (connecting first)."""
+        return self.start()._ray
 
     @property
     def cpus(self) -> int:
@@ -498,6 +506,8 @@ class RayRunner:
             batch_format="numpy",
         )
         rss: dict[int, float] = {}
+        busy: dict[int, float] = {}
+        done: dict[int, int] = {}
         for b in out.iter_batches(batch_format="numpy", batch_size=None):
             kinds = np.asarray(b["kind"]).astype(str)
             texts = [str(t) for t in b["text"]]
@@ -506,8 +516,12 @@ class RayRunner:
                 sel = np.flatnonzero(kinds == kind)
                 if sel.size:
                     cache.remember([texts[i] for i in sel], vecs[sel], kind=kind)
-            for pid, mib in zip(b["pid"].tolist(), b["rss_mib"].tolist(), strict=True):
+            for pid, mib, sec in zip(
+                b["pid"].tolist(), b["rss_mib"].tolist(), b["seconds"].tolist(), strict=True
+            ):
                 rss[pid] = max(rss.get(pid, 0.0), mib)
+                busy[pid] = busy.get(pid, 0.0) + sec
+                done[pid] = done.get(pid, 0) + 1
         cache.save()
         left = len(cache.missing(docs)) + len(cache.missing(qs, kind="query"))
         if left:
@@ -518,6 +532,8 @@ class RayRunner:
             seconds=time.perf_counter() - t0,
             actor_pids=sorted(rss),
             actor_rss_mib=[rss[p] for p in sorted(rss)],
+            actor_texts=[done[p] for p in sorted(rss)],
+            actor_busy_seconds=[busy[p] for p in sorted(rss)],
         )
         return step
 
