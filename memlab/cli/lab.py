@@ -189,7 +189,7 @@ def close_lab(lab: Any) -> None:
         seconds = sum(s["seconds"] for s in stats)
         print(
             f"ray ({runner.address}, {runner.cpus} worker{'' if runner.cpus == 1 else 's'}):"
-            f" {len(stats)} retrievals, {tasks}"
+            f" {len(stats)} retrieval{'' if len(stats) == 1 else 's'}, {tasks}"
             f" tasks, {embedded} chunks and {queries} questions embedded on Ray Data (the rest"
             f" from the vector cache), {seconds:.1f} s",
             file=sys.stderr,
