@@ -15,7 +15,8 @@ from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
-from memlab.eval.trec import RunMappingError, trec_scores, unit_id
+from memlab.eval.trec import trec_scores, unit_id
+from memlab.eval.trecrun import RunMappingError
 from memlab.pipeline import preset
 from tests.conftest import cli, write
 

@@ -260,7 +260,7 @@ def eval_on(
 ) -> int:
     """The body of ``memlab eval`` once its lab is built: run, print, save."""
     from memlab.eval.experiment import run_experiment
-    from memlab.eval.trec import RunMappingError
+    from memlab.eval.trecrun import RunMappingError
 
     baseline = args.baseline if args.baseline else ("openclaw" if "openclaw" in presets else None)
     try:

@@ -25,12 +25,8 @@ from memlab import __version__
 from memlab.eval.metrics import exact_mean, parse_metric
 from memlab.eval.significance import compare_to_baseline
 from memlab.eval.trec import (
-    ExternalRun,
-    map_run,
     qrels_for,
     qrels_stats,
-    read_trec_run,
-    score_mapped_run,
     trec_readme,
     unit_ids,
     unit_table,
@@ -38,6 +34,7 @@ from memlab.eval.trec import (
     write_qrels,
     write_trec_run,
 )
+from memlab.eval.trecrun import ExternalRun, map_run, read_trec_run, score_mapped_run
 from memlab.stages import REORDERING_STAGES
 from memlab.vocab import SINGLE_LEG_FUSIONS
 
