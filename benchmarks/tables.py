@@ -15,7 +15,8 @@ corpora, the conversation dev sets); ``qualityid`` and ``qualitymix`` (baseline.
 synthetic query mix, identifier recall@1 / mrr on every corpus and embedder, keyword and
 dated recall@1 / recall@6 with the local model); ``embed`` and ``embedlocomo``
 (embed_throughput.json); ``cold`` and ``imports`` (cold_search.json); ``mcp``
-(mcp_latency.json); ``mcpload`` (mcp_load.json). A table whose figures are missing
+(mcp_latency.json); ``mcpload`` (mcp_load.json); ``ray``, ``rayrates`` and ``raycost``
+(ray_eval.json). A table whose figures are missing
 from its JSON (e.g. written by an older script) is an error. Figures are
 medians over repeats, with [min–max] where a table has room; the JSON has
 every repeat's summary and the machine they were measured on.
@@ -512,6 +513,87 @@ def embedlocomo() -> str:
     )
 
 
+def ray() -> str:
+    """Local vs `--ray local` with 1 and 2 workers, one cold run each (ray_eval.json)."""
+    d = _load("ray_eval")["results"]["scaling"]["rows"]
+    rows = []
+    for r in d:
+        ray_run = "tasks" in r
+        rows.append(
+            [
+                f"`{r['mode']}`",
+                _num(r["seconds"]),
+                _num(r["speed-up"]),
+                "yes" if r["same values"] else "**no**",
+                _num(r.get("cluster start s")) if ray_run else "—",
+                _num(r.get("embed step s")) if ray_run else "—",
+                _num(r.get("embed fixed s")) if ray_run else "—",
+                _num(r.get("actor texts/s")) if ray_run else "—",
+                _num(r.get("empty task ms")) if ray_run else "—",
+                _num(r.get("overhead per task ms")) if ray_run else "—",
+                _num(r["driver peak MiB"]),
+                _num(r.get("worker peak MiB")) if ray_run else "—",
+                _num(r.get("actor peak MiB")) if ray_run else "—",
+            ]
+        )
+    return _table(
+        [
+            "mode",
+            "seconds",
+            "× local",
+            "same per-question values",
+            "cluster start s",
+            "embedding step s",
+            "of which not embedding s",
+            "texts/s per actor",
+            "empty task ms",
+            "overhead per task ms",
+            "driver peak MiB",
+            "task worker peak MiB",
+            "actor peak MiB",
+        ],
+        rows,
+    )
+
+
+def rayrates() -> str:
+    """Unique texts per data set and unit, and each embedder's rate on one thread (one Ray
+    actor of one CPU) over a sample of them (ray_eval.json)."""
+    doc = _load("ray_eval")
+    sizes = doc["inputs"]["sizes"]
+    rate = doc["results"]["rates"]
+    names = ("onnx", "onnx-int8", "torch", "hashing")
+    rows = []
+    for key, r in rate.items():
+        ds, unit = key.rsplit("/", 1)
+        src = "BEAM's rates" if ds == "LongMemEval-S" else "its own"
+        rows.append([ds, unit, _num(sizes[ds][unit]), src, *(_num(r[n]) for n in names)])
+    return _table(
+        ["data set", "unit", "unique texts", "texts timed", *(f"`{n}` texts/s" for n in names)],
+        rows,
+    )
+
+
+def raycost() -> str:
+    """The study's embedding cost: CPU hours per data set, unit and embedder, and the study's
+    wall hours on one machine (2 workers) and on 16 such nodes (ray_eval.json)."""
+    d = _load("ray_eval")["results"]["cost"]
+    names = ("onnx", "onnx-int8", "torch", "hashing")
+    rows = []
+    for r in d:
+        study = r["unit"] == "both"
+        rows.append(
+            [
+                f"**{r['data set']}**" if study else r["data set"],
+                r["unit"],
+                _num(r["texts"]),
+                *(_num(r[f"{n} CPU h"]) for n in names),
+                _num(r["wall h"]) if study else "",
+            ]
+        )
+    return _table(["", "unit", "texts", *(f"`{n}` h" for n in names), "all four, wall h"], rows)
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "sweep": sweep,
     "search": search,
@@ -530,6 +612,9 @@ TABLES: dict[str, Callable[[], str]] = {
     "imports": imports,
     "mcp": mcp,
     "mcpload": mcpload,
+    "ray": ray,
+    "rayrates": rayrates,
+    "raycost": raycost,
 }
 
 

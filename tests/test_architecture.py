@@ -349,7 +349,10 @@ def test_search_loads_no_lab_code(tmp_path: Path, name: str) -> None:
     loaded = [
         m
         for m in got["modules"]
-        if layer_of(m) == "lab" or (layer_of(m) == "app" and not m.startswith(CLI))
+        if layer_of(m) == "lab"
+        or (layer_of(m) == "app" and not m.startswith(CLI))
+        or m == "ray"
+        or m.startswith("ray.")
     ]
     assert not loaded, f"`memlab search --preset {name}` loaded lab/app code: {loaded}"
 
@@ -357,6 +360,6 @@ def test_search_loads_no_lab_code(tmp_path: Path, name: str) -> None:
 def test_import_memlab_stays_light(tmp_path: Path) -> None:
     code = "import json, sys, memlab; json.dump(sorted(sys.modules), open(sys.argv[1], 'w'))"
     modules = _run(code, tmp_path)
-    heavy = ("sentence_transformers", "torch", "sklearn", "memlab.eval")
+    heavy = ("sentence_transformers", "torch", "sklearn", "memlab.eval", "ray")
     loaded = [m for m in modules if m.startswith(heavy) or layer_of(m) == "lab"]
     assert not loaded, f"`import memlab` loaded: {loaded}"

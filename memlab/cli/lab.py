@@ -32,9 +32,11 @@ __all__ = [
     "QUICK_SECONDS_FIRST",
     "LabError",
     "add_parsers",
+    "close_lab",
     "cmd_bench",
     "cmd_eval",
     "cmd_sweep",
+    "external_runs",
     "load_dataset",
 ]
 # The lab baselines (one shared candidate generation: OR keyword query) beside the two
@@ -142,9 +144,20 @@ def _lab(args: argparse.Namespace) -> Any:
             raise LabError(f"--model: {exc}") from exc
     ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
     level = getattr(args, "level", None) or ds.info.get("level", "unit")
-    return PresetLab(
-        ds, embedder=embedder, unit=args.unit, fts_tokenizer=args.fts_tokenizer, level=level
-    )
+    runner = ray_runner(args)
+    try:
+        return PresetLab(
+            ds,
+            embedder=embedder,
+            unit=args.unit,
+            fts_tokenizer=args.fts_tokenizer,
+            level=level,
+            executor=runner,
+        )
+    except BaseException:
+        if runner is not None:
+            runner.close()
+        raise
 
 
 def dataset_defaults(kind: str) -> dict[str, Any]:
@@ -173,6 +186,48 @@ def defects_line(ds: Any) -> str | None:
     )
 
 
+def ray_runner(args: argparse.Namespace) -> Any:
+    """The `memlab.eval.raylab.RayRunner` of ``--ray ADDRESS`` (``--ray-workers N``), started,
+    or None without ``--ray``; Ray missing or the cluster unreachable is a ``LabError``
+    saying what to do. Ray is imported here only, so a command without ``--ray`` never
+    loads it."""
+    address = getattr(args, "ray", None)
+    if not address:
+        if getattr(args, "ray_workers", None) is not None:
+            raise LabError("--ray-workers needs --ray ADDRESS (or --ray local)")
+        return None
+    from memlab.eval.raylab import RayRunner, RayUnavailable, embedder_factory
+
+    backend = getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND)
+    factory = embedder_factory(args.embedder, model=getattr(args, "model", None), backend=backend)
+    try:
+        return RayRunner(address, workers=args.ray_workers, embedder_factory=factory).start()
+    except (RayUnavailable, ValueError) as exc:
+        raise LabError(str(exc)) from exc
+
+
+def close_lab(lab: Any) -> None:
+    """Close the lab's executor (a Ray runner: disconnect, and stop the cluster
+    ``--ray local`` started), after a one-line summary of what ran on it on stderr."""
+    runner = getattr(lab, "executor", None)
+    if runner is None:
+        return
+    stats = runner.stats
+    if stats:
+        tasks = sum(s["candidates"]["tasks"] + s.get("texts", {}).get("tasks", 0) for s in stats)
+        embedded = sum(s.get("embed", {}).get("docs", 0) for s in stats)
+        queries = sum(s.get("embed", {}).get("queries", 0) for s in stats)
+        seconds = sum(s["seconds"] for s in stats)
+        print(
+            f"ray ({runner.address}, {runner.cpus} worker{'' if runner.cpus == 1 else 's'}):"
+            f" {len(stats)} retrieval{'' if len(stats) == 1 else 's'}, {tasks}"
+            f" tasks, {embedded} chunks and {queries} questions embedded on Ray Data (the rest"
+            f" from the vector cache), {seconds:.1f} s",
+            file=sys.stderr,
+        )
+    runner.close()
+
+
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
     from memlab.pipeline import preset
 
@@ -186,16 +241,35 @@ def _systems(names: list[str], sets: list[str]) -> list[Any]:
     return out
 
 
+def external_runs(items: list[str]) -> dict[str, Path]:
+    """``--run NAME=FILE`` options as {name: file} (a bare ``FILE`` is named by its stem),
+    in order; a missing file or a repeated name is a ``LabError``."""
+    out: dict[str, Path] = {}
+    for item in items:
+        name, eq, file = item.partition("=")
+        if not eq:
+            name, file = Path(item).stem, item
+        name, path = name.strip(), Path(file).expanduser()
+        if not name:
+            raise LabError(f"--run {item!r}: give it a name, --run NAME=FILE")
+        if not path.is_file():
+            raise LabError(f"--run {item!r}: {path} is not a file (a TREC run file)")
+        if name in out:
+            raise LabError(f"--run: the name {name!r} is given twice")
+        out[name] = path
+    return out
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """``memlab eval``: run presets on a dataset (``run_experiment``) and print the metric
-    table with paired tests against the baseline (``openclaw`` when run); ``--save``
-    writes the experiment, ``--json`` prints it."""
-    from memlab.eval.experiment import run_experiment
-
+    table with paired tests against the baseline (``openclaw`` when run); ``--run`` adds
+    other systems' TREC runs as rows; ``--save`` writes the experiment (with its TREC
+    files), ``--json`` prints it."""
     defaults = dataset_defaults(args.dataset)
     chosen = args.preset or list(defaults["presets"])
     presets = [p for item in chosen for p in item.split(",") if p]
     systems = _systems(presets, args.set)
+    runs = external_runs(args.run)
     metrics = [m for m in (args.metrics or defaults["metrics"]).split(",") if m]
     if args.evidence_ranks and args.json:
         raise LabError(
@@ -203,18 +277,40 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "memlab.eval.evidence.evidence_ranks from Python"
         )
     lab = _lab(args)
-    baseline = args.baseline or defaults["baseline"]
-    if not args.baseline and baseline not in presets:  # a default that is not run
-        baseline = "openclaw" if "openclaw" in presets else None
-    res = run_experiment(
-        systems,
-        lab,
-        metrics,
-        baseline=baseline,
-        test=args.test,
-        pinned=args.pinned,
-        keep_runs=bool(args.save),
-    )
+    try:
+        baseline = args.baseline or defaults["baseline"]
+        if not args.baseline and baseline not in presets:  # a default that is not run
+            baseline = "openclaw" if "openclaw" in presets else None
+        return eval_on(lab, args, baseline, systems, metrics, runs)
+    finally:
+        close_lab(lab)
+
+
+def eval_on(
+    lab: Any,
+    args: argparse.Namespace,
+    baseline: str | None,
+    systems: list[Any],
+    metrics: list[str],
+    runs: dict[str, Path],
+) -> int:
+    """The body of ``memlab eval`` once its lab is built: run, print, save."""
+    from memlab.eval.experiment import run_experiment
+    from memlab.eval.trecrun import RunMappingError
+
+    try:
+        res = run_experiment(
+            systems,
+            lab,
+            metrics,
+            baseline=baseline,
+            test=args.test,
+            pinned=args.pinned,
+            keep_runs=bool(args.save),
+            external_runs=runs,
+        )
+    except RunMappingError as exc:
+        raise LabError(str(exc)) from exc
     if args.save:
         res.save(args.save)
     defects = defects_line(lab.dataset)
@@ -328,9 +424,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     CI, held-out mean), then the chosen setting with its ties (how many, the plateau
     around it, the curve's spread, the rule that chose) and its held-out value;
     ``SweepWarning`` texts go to stderr. ``--json``: table, best() in full, warnings."""
-    import warnings
 
-    from memlab.eval.sweep import SweepWarning, parse_range, sweep
+    from memlab.eval.sweep import parse_range
     from memlab.pipeline import preset
 
     grid: dict[str, list[Any]] = {}
@@ -344,6 +439,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise LabError(f"--param {item!r}: {exc}") from exc
     base = preset(args.preset, **parse_set(args.set))
     lab = _lab(args)
+    try:
+        return sweep_on(lab, args, base, grid)
+    finally:
+        close_lab(lab)
+
+
+def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list[Any]]) -> int:
+    """The body of ``memlab sweep`` once its lab is built: sweep and print."""
+    import warnings
+
+    from memlab.eval.sweep import SweepWarning, sweep
+
     with warnings.catch_warnings():
         # Printed below as plain lines (stderr), not as Python warning records.
         warnings.simplefilter("ignore", SweepWarning)
@@ -518,6 +625,21 @@ def _dataset_args(p: argparse.ArgumentParser) -> None:
         help="override a pipeline parameter for every system",
     )
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="run each workspace's indexing and candidate generation as a Ray task and the"
+        " embedding on a Ray Data actor pool: 'local' starts a cluster on this machine for"
+        " the run, else a head address (HOST:6379, auto, ray://HOST:10001); results equal a"
+        " local run's. Needs pip install 'memlab[ray]' (docs/ray.md)",
+    )
+    p.add_argument(
+        "--ray-workers",
+        type=int,
+        metavar="N",
+        help="with --ray: tasks and embedding actors at once (default: the cluster's CPUs;"
+        " with --ray local, the local cluster's CPUs)",
+    )
 
 
 def add_parsers(sub: Any) -> None:
@@ -566,7 +688,22 @@ def add_parsers(sub: Any) -> None:
         help="leave out the kw/depth/fusion/weights/min columns (each system's keyword "
         "query mode, candidates per leg, fusion, effective weights, threshold)",
     )
-    p.add_argument("--save", help="folder for experiment.json, per_query.csv, runs.trec")
+    p.add_argument(
+        "--save",
+        help="folder for experiment.json, per_query.csv and the TREC files: runs.trec,"
+        " qrels.trec, docs.tsv (unit id -> path and lines) and a README saying which"
+        " figures trec_eval / ir_measures reproduce from them",
+    )
+    p.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="another system's TREC run (qid Q0 docno rank score tag) as a row of the table,"
+        " with the same metrics and paired tests; docnos are unit ids of a saved docs.tsv,"
+        " memlab chunk ids, or PATH:LINE / PATH:START-END of the question's workspace"
+        " (repeatable)",
+    )
     p.set_defaults(func=_wrap(cmd_eval))
 
     p = sub.add_parser(

@@ -98,6 +98,15 @@ class CachedEmbedder:
         if len(store) > before:
             self._dirty.add(kind)
 
+    def missing(self, texts: Sequence[str], *, kind: str = "doc") -> list[str]:
+        """The texts with no stored vector of ``kind`` (``doc`` or ``query``; a query is
+        looked up stripped, as ``embed_query`` does, and returned stripped), each once, in
+        order: what ``embed_documents`` / ``prefetch`` would send to the inner embedder.
+        Computes nothing."""
+        store = self._store(kind)
+        items = (t.strip() for t in texts) if kind == "query" else iter(texts)
+        return [t for t in dict.fromkeys(items) if _text_key(t) not in store]
+
     def _embed_queries(self, texts: list[str]) -> np.ndarray:
         from memlab.embed.hashing import HashingEmbedder
         from memlab.embed.local import SentenceTransformerEmbedder

@@ -4,14 +4,16 @@
 on shared candidates (one retrieval per configuration), scores it against the
 evidence spans, and returns a PyTerrier-style table: one row per system with
 metric means, and — against the baseline — paired-test p-values (Holm by
-default) and win/tie/loss counts.
+default) and win/tie/loss counts. ``external_runs`` adds other systems' ranked results
+(TREC run files, ``memlab.eval.trec``) as rows scored the same way; with ``keep_runs``,
+``save`` writes runs, qrels and unit table in TREC form beside memlab's own files.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,17 @@ import pandas as pd
 from memlab import __version__
 from memlab.eval.metrics import exact_mean, parse_metric
 from memlab.eval.significance import compare_to_baseline
+from memlab.eval.trec import (
+    qrels_for,
+    qrels_stats,
+    trec_readme,
+    unit_ids,
+    unit_table,
+    write_docs,
+    write_qrels,
+    write_trec_run,
+)
+from memlab.eval.trecrun import ExternalRun, map_run, read_trec_run, score_mapped_run
 from memlab.stages import REORDERING_STAGES
 from memlab.stages.floor import threshold_text
 from memlab.vocab import SINGLE_LEG_FUSIONS
@@ -69,7 +82,9 @@ def system_settings(p: Pipeline) -> dict[str, Any]:
     }
 
 
-def _settings_cells(p: Pipeline) -> dict[str, str]:
+def _settings_cells(p: Pipeline | ExternalRun) -> dict[str, str]:
+    if isinstance(p, ExternalRun):
+        return {"kw": "-", "depth": "-", "fusion": "run", "weights": "-", "min": "-"}
     st = system_settings(p)
     w = st["weights"]
     return {
@@ -82,11 +97,12 @@ def _settings_cells(p: Pipeline) -> dict[str, str]:
 
 
 def _identical_rankings(rankings: dict[str, tuple[list[str], np.ndarray]]) -> list[list[str]]:
-    """Groups of systems (in input order, 2 or more each) whose results are the same chunks
-    in the same order on every scored question: {name: (scored qids, chunk ids [Q, K])}."""
+    """Groups of systems (in input order, 2 or more each) whose results are the same units
+    in the same order on every scored question: {name: (scored qids, unit ids [Q, K])}."""
     groups: dict[Any, list[str]] = {}
     for name, (qids, docs) in rankings.items():
-        key = (tuple(qids), docs.shape, tuple(map(tuple, docs.tolist())))
+        # "" pads a list shorter than the widest: the same results, however padded.
+        key = (tuple(qids), tuple(tuple(d for d in row if d) for row in docs.tolist()))
         groups.setdefault(key, []).append(name)
     return [g for g in groups.values() if len(g) > 1]
 
@@ -113,17 +129,23 @@ class ExperimentResult:
     each metric's mean, and for non-baseline systems per metric ``p``,
     ``p_adj``, ``sig`` (p_adj ≤ alpha; ``+``/``−`` by the sign of the
     difference) and ``wins/ties/losses``. ``per_query``: long DataFrame
-    ``system, qid, category, metric, value``. ``runs``: the ranked results of
-    every system (``Pipeline.run`` columns) when kept.
+    ``system, qid, category, metric, value``. ``systems``: the pipelines as run, then
+    the external runs (``memlab.eval.trec.ExternalRun``). ``runs``: the ranked results
+    of every system (``Pipeline.run`` columns, plus ``group`` and ``unit``, the TREC
+    document id) when kept; ``units`` (``memlab.eval.trec.unit_table``) and ``qrels``
+    (``qid, docno, grade``) then hold what ``save`` writes as ``docs.tsv`` and
+    ``qrels.trec``.
     """
 
     table: pd.DataFrame
     per_query: pd.DataFrame
-    systems: list[Pipeline]
+    systems: list[Pipeline | ExternalRun]
     metrics: list[str]
     baseline: str | None
     info: dict[str, Any] = field(default_factory=dict)
     runs: pd.DataFrame | None = None
+    units: pd.DataFrame | None = None
+    qrels: pd.DataFrame | None = None
 
     def means(self) -> pd.DataFrame:
         """Metric means only, systems × metrics."""
@@ -195,9 +217,10 @@ class ExperimentResult:
                 "weights: vector/text as the fusion applies them; min: min_score (none: below every"
                 " score the system gives)"
             )
-            lined = sorted({s.best_line for s in self.systems if s.best_line})
+            pipes = [s for s in self.systems if not isinstance(s, ExternalRun)]
+            lined = sorted({s.best_line for s in pipes if s.best_line})
             if lined:
-                novel = [s.name for s in self.systems if "novel_lines" in s.active_stages()]
+                novel = [s.name for s in pipes if "novel_lines" in s.active_stages()]
                 out.append(
                     f"+line: chunks ranked by their best line under {', '.join(lined)} "
                     "(memlab.stages.best_line); the fusion and weights only break ties"
@@ -213,6 +236,9 @@ class ExperimentResult:
                 "= X: the same chunks in the same order as X on every scored question "
                 "(one system under two names; compare it once)"
             )
+        ext = [s.name for s in self.systems if isinstance(s, ExternalRun)]
+        if ext and settings:
+            out.append(f"run: {', '.join(ext)} read from a TREC run file (--run), not run here")
         return "\n".join(out)
 
     def to_json(self) -> list[dict[str, Any]]:
@@ -224,10 +250,11 @@ class ExperimentResult:
         out = []
         for s in self.systems:
             r = self.table.loc[s.name]
+            external = isinstance(s, ExternalRun)
             item: dict[str, Any] = {
                 "name": s.name,
-                "settings": s.get_params(),
-                "candidates": system_settings(s),
+                "settings": s.describe() if external else s.get_params(),
+                "candidates": None if external else system_settings(s),
                 "same_ranking_as": same_as.get(s.name),
                 "n_queries": int(r["n"]),
                 "metrics": {m: float(r[m]) for m in self.metrics},
@@ -248,16 +275,31 @@ class ExperimentResult:
         return out
 
     def save(self, folder: str | Path) -> Path:
-        """Write ``experiment.json`` (config, memlab version, data fingerprint, table),
-        ``per_query.csv`` and, when runs were kept, ``runs.trec`` (TREC run format)."""
+        """Write ``experiment.json`` (config, memlab version, data fingerprint, table) and
+        ``per_query.csv``; when runs were kept, the TREC files too: ``runs.trec`` (unit ids
+        as document ids, `memlab.eval.trec.write_trec_run`), ``qrels.trec``, ``docs.tsv``
+        (id → group, path, lines) and a ``README.md`` saying which of memlab's figures a
+        document-level tool (trec_eval, ir_measures) reproduces from them."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        meta = {"memlab_version": __version__, **self.info, "systems": self.to_json()}
+        info = dict(self.info)
+        if self.runs is not None:
+            by_rank = {
+                s.name
+                for s in self.systems
+                if not isinstance(s, ExternalRun) and REORDERING_STAGES & set(s.active_stages())
+            }
+            written = write_trec_run(self.runs, folder / "runs.trec", rank_scored=by_rank)
+            info["trec"] = {**info.get("trec", {}), "rank_scored": written}
+            if self.qrels is not None:
+                write_qrels(self.qrels, folder / "qrels.trec")
+            if self.units is not None:
+                write_docs(self.units, folder / "docs.tsv")
+            readme = trec_readme({"memlab_version": __version__, **info})
+            (folder / "README.md").write_text(readme, encoding="utf-8")
+        meta = {"memlab_version": __version__, **info, "systems": self.to_json()}
         (folder / "experiment.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
         self.per_query.to_csv(folder / "per_query.csv", index=False)
-        if self.runs is not None:
-            by_rank = {s.name for s in self.systems if REORDERING_STAGES & set(s.active_stages())}
-            write_trec_run(self.runs, folder / "runs.trec", rank_scored=by_rank)
         return folder
 
 
@@ -265,20 +307,25 @@ def _f(x: Any) -> float | None:
     return None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
 
 
-def write_trec_run(
-    runs: pd.DataFrame, path: str | Path, *, rank_scored: Collection[str] = ()
-) -> None:
-    """TREC run format: ``qid Q0 docno rank score system`` (rank 1-based).
-
-    Tools that read a run (trec_eval, ranx) sort each query's list by its score column. A
-    system in ``rank_scored`` re-orders its list after scoring (MMR, ``best_line_order=
-    "novel"``), so its own scores need not fall down the list and would be re-sorted:
-    for it the score written is 1 / rank, which keeps memlab's order."""
-    with Path(path).open("w") as fh:
-        for r in runs.itertuples(index=False):
-            rank = int(r.rank) + 1
-            score = 1.0 / rank if r.system in rank_scored else float(r.score)
-            fh.write(f"{r.qid} Q0 {r.docno} {rank} {score:.6f} {r.system}\n")
+def _external_runs(
+    runs: Mapping[str, str | Path | pd.DataFrame] | None, taken: set[str]
+) -> list[tuple[str, str, pd.DataFrame]]:
+    """(name, source, frame ``qid, docno, score``) of each external run, names checked."""
+    out = []
+    for name, src in (runs or {}).items():
+        if name in taken:
+            raise ValueError(f"external run name {name!r} is already a system's name")
+        taken.add(name)
+        if isinstance(src, pd.DataFrame):
+            missing = {"qid", "docno", "score"} - set(src.columns)
+            if missing:
+                raise ValueError(
+                    f"run {name!r} needs columns qid, docno, score; missing {sorted(missing)}"
+                )
+            out.append((name, "DataFrame", src))
+        else:
+            out.append((name, str(src), read_trec_run(src)))
+    return out
 
 
 def run_experiment(
@@ -293,6 +340,7 @@ def run_experiment(
     pinned: bool | Sequence[str] = False,
     queries: Sequence[str] | None = None,
     keep_runs: bool = False,
+    external_runs: Mapping[str, str | Path | pd.DataFrame] | None = None,
 ) -> ExperimentResult:
     """Run systems on a lab's dataset and compare them (see ``ExperimentResult``).
 
@@ -311,15 +359,24 @@ def run_experiment(
     question are recorded in ``info["identical_rankings"]`` (groups of names, first
     = the one the others are marked against) and marked by ``format()``: two rows
     that are one system must not read as two findings.
+
+    ``external_runs`` ({name: TREC run file, or a frame ``qid, docno, score``}) adds
+    other systems' results as rows after the pipelines: mapped to line ranges
+    (``memlab.eval.trec.map_run``: unit ids, chunk ids or ``PATH:LINE`` ids; unknown
+    questions or documents are a ``RunMappingError`` with counts), cut at the depth the
+    metrics read, and scored with the same span metrics and tests; a question a run
+    does not answer scores 0.
     """
     systems = _as_systems(systems)
     metrics = list(metrics)
     for m in metrics:
         parse_metric(m)
-    if baseline is not None and baseline not in {s.name for s in systems}:
-        raise ValueError(
-            f"baseline {baseline!r} is not one of the systems {[s.name for s in systems]}"
-        )
+    external = _external_runs(external_runs, {s.name for s in systems})
+    if external and getattr(lab, "level", "unit") != "unit":
+        raise ValueError("external runs are scored at unit level; not with level='file'")
+    names = [s.name for s in systems] + [name for name, _, _ in external]
+    if baseline is not None and baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of the systems {names}")
     k = metric_depth(metrics)
     pin = set(s.name for s in systems) if pinned is True else set(pinned or ())
     run_systems = [s if s.name in pin else s.at_k(k) for s in systems]
@@ -336,18 +393,37 @@ def run_experiment(
     frames = []
     run_frames = []
     results_of: dict[str, tuple[list[str], np.ndarray]] = {}
+    multi = len(lab.dataset.workspaces) > 1
+    ids_of: dict[int, np.ndarray] = {}  # unit ids of each table, by position
+    scored_lcs: list[LabCandidates] = []
     for s in run_systems:
         lc: LabCandidates = cands[s.name]
         if rows is not None:
             lc = lc.subset(rows)
+        scored_lcs.append(lc)
+        t = lc.cs.table
+        if id(t) not in ids_of:
+            ids_of[id(t)] = unit_ids(
+                pd.DataFrame(
+                    {
+                        "group": lc.unit_groups(),
+                        "path": t.paths,
+                        "start_line": t.start_lines,
+                        "end_line": t.end_lines,
+                    }
+                ),
+                multi_group=multi,
+            )
+        ids = ids_of[id(t)]
         ranking = lc.rank(s)  # at file level: every candidate, then reduced to files
         values = lc.score(s, metrics, ranking=ranking)
         keep = lc.has_evidence
         cols = ranking.columns[keep]
         pos = np.take_along_axis(lc.cs.pos[keep], np.maximum(cols, 0), axis=1)
-        # Chunk ids, not candidate columns: systems on different candidate sets (e.g. AND
-        # and OR keyword queries) can still return the same chunks.
-        docs = np.where(cols >= 0, lc.cs.table.ids[pos] if pos.size else pos, "")
+        # Unit ids, not candidate columns: systems on different candidate sets (e.g. AND
+        # and OR keyword queries) can still return the same chunks, and an external run
+        # names units the same way.
+        docs = np.where(cols >= 0, ids[pos] if pos.size else pos, "")
         results_of[s.name] = (list(np.asarray(lc.qids, dtype=object)[keep]), docs.astype(str))
         for m in metrics:
             frames.append(
@@ -364,11 +440,44 @@ def run_experiment(
         if keep_runs:
             from memlab.pipeline import ranking_frame
 
-            run_frames.append(ranking_frame(lc.cs, ranking, s.name))
+            rf = ranking_frame(lc.cs, ranking, s.name)
+            at = rf["pos"].to_numpy()
+            rf.insert(rf.columns.get_loc("docno") + 1, "unit", ids[at])
+            rf.insert(rf.columns.get_loc("path"), "group", lc.unit_groups()[at])
+            run_frames.append(rf)
+    units = unit_table(scored_lcs, multi_group=multi) if (keep_runs or external) else None
+    first = scored_lcs[0]
+    ext_systems = []
+    for name, source, frame in external:
+        ext = _external_system(name, source, frame, lab, units, first.qids, k)
+        ext_systems.append(ext)
+        values = score_mapped_run(ext.results, lab.dataset, first.qids, metrics)
+        keep = first.has_evidence
+        for m in metrics:
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "system": name,
+                        "qid": np.asarray(first.qids, dtype=object)[keep],
+                        "category": first.categories[keep],
+                        "metric": m,
+                        "value": values[m][keep],
+                    }
+                )
+            )
+        results_of[name] = _run_units(ext.results, first.qids, keep)
+        if keep_runs:
+            run_frames.append(ext.results.assign(system=name, unit=ext.results["docno"]))
     per_query = pd.concat(frames, ignore_index=True)
-    table = _summary(
-        per_query, [s.name for s in systems], metrics, baseline, test, correction, alpha
-    )
+    table = _summary(per_query, names, metrics, baseline, test, correction, alpha)
+    trec_info: dict[str, Any] = {}
+    qrels = None
+    if keep_runs and units is not None:
+        scored = [q for q, has in zip(first.qids, first.has_evidence, strict=True) if has]
+        qrels, pairing = qrels_for(lab.dataset, units, scored, multi_group=multi)
+        trec_info["pairing"] = qrels_stats(pairing)
+    if ext_systems:
+        trec_info["external"] = [e.describe() for e in ext_systems]
     info = {
         "dataset": lab.dataset.name,
         "dataset_fingerprint": lab.dataset.fingerprint,
@@ -386,15 +495,55 @@ def run_experiment(
         "candidate_seconds": t_cand,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    if trec_info:
+        info["trec"] = trec_info
     return ExperimentResult(
         table=table,
         per_query=per_query,
-        systems=run_systems,
+        systems=[*run_systems, *ext_systems],
         metrics=metrics,
         baseline=baseline,
         info=info,
         runs=pd.concat(run_frames, ignore_index=True) if run_frames else None,
+        units=units if keep_runs else None,
+        qrels=qrels,
     )
+
+
+def _external_system(
+    name: str,
+    source: str,
+    frame: pd.DataFrame,
+    lab: Lab,
+    units: pd.DataFrame | None,
+    qids: list[str],
+    depth: int,
+) -> ExternalRun:
+    """An external run mapped onto the dataset (`map_run`) and cut at ``depth``, the
+    deepest rank the metrics read (every pipeline is asked for that many results)."""
+    mapped = map_run(frame, lab.dataset, units, qids=qids, name=name)  # type: ignore[arg-type]
+    deep = mapped["rank"] >= depth
+    info = {
+        "results": len(mapped),
+        "questions_answered": int(mapped["qid"].nunique()),
+        "beyond_depth": int(deep.sum()),
+        "depth": depth,
+    }
+    return ExternalRun(name, source, mapped[~deep].reset_index(drop=True), info)
+
+
+def _run_units(
+    results: pd.DataFrame, qids: Sequence[str], keep: np.ndarray
+) -> tuple[list[str], np.ndarray]:
+    """(scored qids, unit ids [Q, K] with "" padding) of a mapped external run in rank
+    order: what `_identical_rankings` compares."""
+    scored = [q for q, k in zip(qids, keep, strict=True) if k]
+    row = {q: i for i, q in enumerate(scored)}
+    sel = results[results["qid"].isin(row)]
+    width = int(sel["rank"].max()) + 1 if len(sel) else 0
+    docs = np.full((len(scored), width), "", dtype=object)
+    docs[sel["qid"].map(row).to_numpy(), sel["rank"].to_numpy()] = sel["docno"].to_numpy()
+    return scored, docs.astype(str)
 
 
 def _summary(

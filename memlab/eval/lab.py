@@ -11,6 +11,10 @@ Each system runs on the index its ``Pipeline.retrieval_spec().fts_tokenizer``
 names (``Lab.lab_for``); ``cache_vectors=True`` keeps query and chunk vectors
 on disk (`memlab.embed.CachedEmbedder`). ``PresetLab`` — deprecated, kept for
 one release — is ``Lab(..., cache_vectors=True)``.
+
+A retrieval is one `Lab.group_candidates` per workspace group, merged by
+`Lab.merge_groups`; an ``executor`` (`memlab.eval.raylab.RayRunner`) runs the
+groups elsewhere (one Ray task each) and hands the parts back to the same merge.
 """
 
 from __future__ import annotations
@@ -21,14 +25,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from memlab.candidates import CandidateSet, retrieve
 from memlab.chunking import ChunkerConfig, estimate_chars
 from memlab.embed.cached import CachedEmbedder
-from memlab.eval.merge import merge_candidate_sets
+from memlab.eval.merge import TextSource, merge_candidate_sets
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import (
     SpanTable,
@@ -48,7 +52,29 @@ if TYPE_CHECKING:
     from memlab.pipeline import Pipeline, Ranking
 
 UNITS = {"chunk": ChunkerConfig("openclaw"), "turn": ChunkerConfig("line")}
-_SEP = "\x1f"  # joins group and path into one key: groups may share relative paths
+# Joins group and path into one key (the path vocabulary of a lab's SpanTable): groups
+# may share relative paths.
+GROUP_SEP = "\x1f"
+
+
+class GroupExecutor(Protocol):
+    """Runs a lab's retrieval somewhere else (`memlab.eval.raylab.RayRunner`): returns what
+    `Lab.retrieve` returns, computed by `Lab.group_candidates` per group and merged by
+    `Lab.merge_groups`."""
+
+    def retrieve(
+        self, lab: Lab, depth: int, *, keyword_mode: str, keyword_fallback: bool, vector: bool
+    ) -> LabCandidates: ...
+
+
+def keyed_evidence(dataset: Dataset) -> Any:
+    """``dataset.evidence`` with ``path`` = group + `GROUP_SEP` + path (the group of the
+    span's question): the path keys of a lab's `SpanTable`, under which two groups'
+    equal relative paths stay two files."""
+    q = dataset.queries
+    ev = dataset.evidence
+    group_of = dict(zip(q["qid"], q["group"], strict=True))
+    return ev.assign(path=ev["qid"].map(group_of).astype(str) + GROUP_SEP + ev["path"])
 
 
 def unit_chunker(unit: str | ChunkerConfig) -> ChunkerConfig:
@@ -68,11 +94,12 @@ class LabCandidates:
 
     ``cs`` rows follow ``qids`` (the dataset's question order). ``covers``
     [Q, C, S] says which candidate covers which evidence span; ``spans`` is the
-    padded evidence. ``tokens`` [N] is each chunk's snippet token estimate
-    (filled on demand for budget metrics). ``cand_path`` [Q, C]: each candidate's file
-    as an index into ``spans.paths`` (−1 = padding); ``level``: what `score` scores,
-    ``"unit"`` (the ranked units) or ``"file"`` (their files: ``memlab.eval.relevance.
-    file_hits``; see `rank`).
+    padded evidence. ``groups`` names the workspace group of each segment of
+    ``cs.table`` (``ChunkTable.segments``; one name when the table has no segments).
+    ``tokens`` [N] is each chunk's snippet token estimate (filled on demand for budget
+    metrics). ``cand_path`` [Q, C]: each candidate's file as an index into
+    ``spans.paths`` (−1 = padding); ``level``: what `score` scores, ``"unit"`` (the ranked
+    units) or ``"file"`` (their files: ``memlab.eval.relevance.file_hits``; see `rank`).
     """
 
     cs: CandidateSet
@@ -80,9 +107,20 @@ class LabCandidates:
     spans: SpanTable
     covers: np.ndarray
     categories: np.ndarray
+    groups: tuple[str, ...] = ()
     _tokens: np.ndarray | None = field(default=None, repr=False)
     cand_path: np.ndarray | None = None
     level: str = "unit"
+
+    def unit_groups(self) -> np.ndarray:
+        """The workspace group of every chunk of ``cs.table``, by position (object [N]);
+        ``"default"`` for every chunk of a table built without groups."""
+        n = len(self.cs.table)
+        seg = self.cs.table.segments
+        names = np.array(self.groups or ("default",), dtype=object)
+        if seg is None:
+            return np.full(n, names[0], dtype=object)
+        return names[np.asarray(seg, dtype=np.int64)] if n else np.empty(0, dtype=object)
 
     def chunk_tokens(self) -> np.ndarray:
         """Token estimate (weighted chars / 4, as OpenClaw's 4 chars per token) of each
@@ -112,6 +150,7 @@ class LabCandidates:
             spans=spans,
             covers=self.covers[r],
             categories=self.categories[r],
+            groups=self.groups,
             _tokens=self._tokens,
             cand_path=None if self.cand_path is None else self.cand_path[r],
             level=self.level,
@@ -220,6 +259,9 @@ class Lab:
     the cut-offs. False: every question sees the whole workspace. ``level``
     (``memlab.vocab.EVAL_LEVELS``): ``"unit"`` (default) scores the ranked units,
     ``"file"`` their files (a file = a session; `LabCandidates.rank`).
+    ``executor`` (default None: here, group after group) runs each retrieval's groups
+    elsewhere — `memlab.eval.raylab.RayRunner`: one Ray task per workspace group, the
+    embedding on a Ray Data actor pool — and is shared by every lab of the family.
     """
 
     def __init__(
@@ -236,6 +278,7 @@ class Lab:
         memory_files: str = DEFAULT_MEMORY_FILES,
         as_of: bool = True,
         level: str = "unit",
+        executor: GroupExecutor | None = None,
     ) -> None:
         if level not in EVAL_LEVELS:
             raise ValueError(f"level must be one of {', '.join(EVAL_LEVELS)}; got {level!r}")
@@ -256,6 +299,7 @@ class Lab:
         self.progress = progress
         self.as_of = bool(as_of)
         self.level = level
+        self.executor = executor
         self._indexes: dict[str, MemoryIndex] = {}
         self._cache: dict[tuple[Any, ...], LabCandidates] = {}
         # The labs of this dataset by (FTS5 tokenizer, memory-file rule), shared by all of
@@ -331,7 +375,9 @@ class Lab:
         rule = check_memory_files(memory_files or self.memory_files)
         lab = self._labs.get((tok, rule))
         if lab is None:
-            if self.cache_vectors:
+            # (An executor fills the vector cache itself before any index is built: the
+            # indexes are on its workers, not here.)
+            if self.cache_vectors and self.executor is None:
                 cache: CachedEmbedder = self.embedder  # type: ignore[assignment]
                 for group in self.dataset.workspaces:
                     idx = self.index(group)
@@ -351,6 +397,7 @@ class Lab:
                 memory_files=rule,
                 as_of=self.as_of,
                 level=self.level,
+                executor=self.executor,
             )
             lab._labs = self._labs
             self._labs[(tok, rule)] = lab
@@ -421,6 +468,7 @@ class Lab:
                 cache_vectors=self.cache_vectors,
                 memory_files=self.memory_files,
                 as_of=self.as_of,
+                executor=self.executor,
             )
         return self._line_lab
 
@@ -500,51 +548,72 @@ class Lab:
     ) -> LabCandidates:
         """A fresh retrieval of every question on this lab's indexes (no cache: what
         `candidates` runs on a miss; benchmarks time it). Each group's questions are
-        retrieved on that group's index, then merged (`merge_candidate_sets`) and their
-        evidence coverage computed (`candidate_coverage`)."""
+        retrieved on that group's index (`group_candidates`), then merged
+        (`merge_groups`: evidence coverage included). With an ``executor`` the groups run
+        there (`GroupExecutor.retrieve`), with the same two functions."""
+        if self.executor is not None:
+            return self.executor.retrieve(
+                self,
+                depth,
+                keyword_mode=keyword_mode,
+                keyword_fallback=keyword_fallback,
+                vector=vector,
+            )
         if self.cache_vectors:
             self.embedder.prefetch(self.dataset.queries["query"].tolist())  # type: ignore[union-attr]
-        lc = self._retrieve_all(depth, keyword_mode, keyword_fallback, vector)
+        parts = []
+        for group in self.dataset.workspaces:
+            got = self.group_candidates(group, depth, keyword_mode, keyword_fallback, vector)
+            if got is not None:
+                parts.append((group, *got))
+        lc = self.merge_groups(parts, [self.index(g) for g, _, _ in parts])
         if self.cache_vectors:
             self.embedder.save()  # type: ignore[union-attr]
         return lc
 
-    def _retrieve_all(
-        self, depth: int, keyword_mode: str, keyword_fallback: bool, vector: bool
-    ) -> LabCandidates:
+    def group_candidates(
+        self, group: str, depth: int, keyword_mode: str, keyword_fallback: bool, vector: bool
+    ) -> tuple[CandidateSet, np.ndarray] | None:
+        """The candidates of the questions asked against workspace ``group``, on its index
+        (synced first): ``(candidate set, the questions' rows in dataset.queries)``; None
+        when no question is asked against it."""
         q = self.dataset.queries
+        rows = np.nonzero((q["group"] == group).to_numpy())[0]
+        if rows.size == 0:
+            return None
+        idx = self.index(group)
         cut = self.cutoffs()
-        parts: list[tuple[str, CandidateSet, np.ndarray]] = []
-        for group in self.dataset.workspaces:
-            rows = np.nonzero((q["group"] == group).to_numpy())[0]
-            if rows.size == 0:
-                continue
-            idx = self.index(group)
-            cs = retrieve(
-                idx,
-                q["query"].iloc[rows].tolist(),
-                qids=q["qid"].iloc[rows].tolist(),
-                depth=depth,
-                vector=vector,
-                keyword_mode=keyword_mode,
-                keyword_fallback=keyword_fallback,
-                times=q["time"].iloc[rows].to_numpy(),
-                cutoffs=None if cut is None else cut[rows],
-            )
-            parts.append((group, cs, rows))
-        merged = merge_candidate_sets(parts, [self.index(g) for g, _, _ in parts], len(q))
+        cs = retrieve(
+            idx,
+            q["query"].iloc[rows].tolist(),
+            qids=q["qid"].iloc[rows].tolist(),
+            depth=depth,
+            vector=vector,
+            keyword_mode=keyword_mode,
+            keyword_fallback=keyword_fallback,
+            times=q["time"].iloc[rows].to_numpy(),
+            cutoffs=None if cut is None else cut[rows],
+        )
+        return cs, rows
+
+    def merge_groups(
+        self,
+        parts: Sequence[tuple[str, CandidateSet, np.ndarray]],
+        sources: Sequence[TextSource],
+    ) -> LabCandidates:
+        """One `LabCandidates` over the dataset's questions from per-group parts
+        ``(group, candidate set, dataset rows)`` (`group_candidates`): the candidate sets
+        merged (`merge_candidate_sets`; ``sources[i]`` serves part i's chunk texts) and the
+        evidence coverage of every candidate computed (`candidate_coverage`, paths keyed by
+        group)."""
+        q = self.dataset.queries
+        merged = merge_candidate_sets(parts, sources, len(q))
         sizes = [len(cs.table) for _, cs, _ in parts]
         chunk_group = np.repeat(np.array([g for g, _, _ in parts], dtype=object), sizes)
-        keys = chunk_group + _SEP + merged.table.paths if len(chunk_group) else chunk_group
+        keys = chunk_group + GROUP_SEP + merged.table.paths if len(chunk_group) else chunk_group
         qids = q["qid"].tolist()
-        ev = self.dataset.evidence
-        ev_keys = ev.assign(
-            path=ev["qid"].map(dict(zip(q["qid"], q["group"], strict=True))).astype(str)
-            + _SEP
-            + ev["path"]
-        )
         vocab = list(dict.fromkeys(keys.tolist()))
-        spans = span_table(ev_keys, qids, vocab)
+        spans = span_table(keyed_evidence(self.dataset), qids, vocab)
         path_idx = {p: i for i, p in enumerate(vocab)}
         cand_path = np.where(
             merged.pos >= 0,
@@ -565,6 +634,7 @@ class Lab:
             categories=q["category"].to_numpy(dtype=object),
             cand_path=cand_path,
             level=self.level,
+            groups=tuple(g for g, _, _ in parts),
         )
 
 

@@ -9,19 +9,38 @@ end to end (``ChunkTable.segments`` says which index each chunk came from).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
 from memlab.candidates import CandidateSet
-from memlab.index import ChunkTable, MemoryIndex
+from memlab.index import ChunkTable
 
-__all__ = ["merge_candidate_sets", "merge_tables"]
+__all__ = ["TextList", "TextSource", "merge_candidate_sets", "merge_tables"]
+
+
+class TextSource(Protocol):
+    """Serves the chunk texts of one table by position: a `MemoryIndex`, or a `TextList`
+    (the texts a Ray task sent back with its group's table)."""
+
+    def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]: ...
+
+
+class TextList:
+    """Chunk texts held in memory, served by table position (a `TextSource`)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.items = list(texts)
+
+    def texts(self, positions: Sequence[int] | np.ndarray) -> list[str]:
+        """The texts at ``positions`` (an IndexError for a position outside the table)."""
+        return [self.items[int(p)] for p in np.asarray(positions, dtype=np.int64)]
 
 
 class _TextSource:
-    """Serves chunk texts for positions of a merged table, from each group's index."""
+    """Serves chunk texts for positions of a merged table, from each group's source."""
 
-    def __init__(self, indexes: list[MemoryIndex], offsets: list[int]) -> None:
+    def __init__(self, indexes: Sequence[TextSource], offsets: list[int]) -> None:
         self.indexes = indexes
         self.offsets = np.asarray(offsets, dtype=np.int64)
 
@@ -91,12 +110,13 @@ def merge_tables(tables: Sequence[ChunkTable]) -> ChunkTable:
 
 def merge_candidate_sets(
     parts: Sequence[tuple[str, CandidateSet, np.ndarray]],
-    indexes: Sequence[MemoryIndex],
+    indexes: Sequence[TextSource],
     n_queries: int,
 ) -> CandidateSet:
     """Merge per-group CandidateSets into one over a concatenated table.
 
-    ``parts``: (group, candidates, dataset row of each of its queries). The
+    ``parts``: (group, candidates, dataset row of each of its queries); ``indexes[i]``
+    serves the chunk texts of part i (its `MemoryIndex`, or a `TextList`). The
     result's rows follow the dataset's query order (``n_queries`` rows).
     """
     tables = [cs.table for _, cs, _ in parts]
