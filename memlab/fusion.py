@@ -34,6 +34,7 @@ __all__ = [
     "comb_min",
     "comb_mnz",
     "comb_sum",
+    "floor_value",
     "fuse",
     "normalize",
     "rrf",
@@ -216,6 +217,64 @@ def _normalize_present(
     else:  # "sum"
         denom = np.abs(xp).sum(axis=-1, keepdims=True)
     return np.where(denom > 0, xp / np.where(denom > 0, denom, 1.0), 0.0)
+
+
+def floor_value(scores: Any, method: str, lower: float, *, valid: Any = None) -> np.ndarray:
+    """The image of a leg's lower bound ``lower`` under the normalisation ``normalize``
+    applies to each row: the value a candidate the leg did not find scores, so that it
+    sits below every candidate the leg found. Returns ``[..., 1]`` (one value per row).
+
+    Statistics are those of :func:`normalize` (present values only). Per method:
+
+    - ``"none"``: ``lower``; ``"theoretical"``, ``"rank"``: 0 (below every present value:
+      ``rank`` gives present values 1 − r/n ≥ 1/n);
+    - ``"minmax"``: (lower − min)/(max − min); a row whose present values are all equal
+      maps them to 1 and the floor to 0;
+    - ``"zscore"``: (lower − mean)/std; a row whose present values are all equal (or a
+      single value) maps them to 0 and the floor to −1 (one unit below, as no spread is
+      known);
+    - ``"sigmoid"``: 1/(1 + exp(−lower));
+    - ``"max"`` / ``"sum"``: lower / max|x| (Σ|x|); 0 when the row is all zero;
+    - a row with no present value: the value of an empty row's floor under the same
+      rules (``lower`` for none, 0 otherwise, −1 for zscore).
+
+    For a keyword leg (``lower`` = 0, present scores > 0) every method but ``sigmoid`` of a
+    score at the bound puts the floor strictly below each present value. ``lower`` must be
+    finite (ValueError).
+    """
+    if method not in NORMALIZATIONS:
+        raise ValueError(f"unknown normalization {method!r}; expected one of {NORMALIZATIONS}")
+    if not math.isfinite(lower):
+        raise ValueError(f"lower must be finite, got {lower}")
+    x = _as_scores(scores)
+    present = _present(x, valid)
+    shape = (*x.shape[:-1], 1)
+    if method == "none":
+        return np.full(shape, float(lower))
+    if method in ("theoretical", "rank"):
+        return np.zeros(shape)
+    if method == "sigmoid":
+        from scipy.special import expit
+
+        return np.full(shape, float(expit(lower)))
+    xp = np.where(present, x, 0.0)
+    n = present.sum(axis=-1, keepdims=True)
+    if method in ("minmax", "zscore"):
+        lo, hi = _row_min_max(x, present)
+        same = hi <= lo
+        if method == "minmax":
+            span = np.where(same, 1.0, hi - lo)
+            return np.where(same, 0.0, (lower - np.where(same, 0.0, lo)) / span)
+        mean = xp.sum(axis=-1, keepdims=True) / np.maximum(n, 1)
+        dev = np.where(present, xp - mean, 0.0)
+        std = np.sqrt((dev**2).sum(axis=-1, keepdims=True) / np.maximum(n, 1))
+        flat = same | (std == 0)
+        return np.where(flat, -1.0, (lower - mean) / np.where(flat, 1.0, std))
+    if method == "max":
+        denom = np.abs(xp).max(axis=-1, keepdims=True)
+    else:  # "sum"
+        denom = np.abs(xp).sum(axis=-1, keepdims=True)
+    return np.where(denom > 0, lower / np.where(denom > 0, denom, 1.0), 0.0)
 
 
 def scores_to_ranks(scores: Any, *, valid: Any = None) -> np.ndarray:

@@ -19,6 +19,9 @@ __all__ = [
     "build_fts_query_or",
     "extract_keywords",
     "fts_tokens",
+    "holds_identifier",
+    "identifier_pattern",
+    "identifier_terms",
     "keyword_leg_note",
     "keyword_only_score",
     "or_query_terms",
@@ -185,6 +188,77 @@ def build_fts_query_or(
     """
     terms = or_query_terms(query, stopwords=stopwords, max_terms=max_terms)
     return " OR ".join(_quote(t) for t in terms) if terms else None
+
+
+# --------------------------------------------------------------------- identifiers
+# Characters a query word loses at its ends before the identifier test (quotes, brackets,
+# sentence punctuation: "gw-prod-7?" → gw-prod-7, "(10.0.3.17)." → 10.0.3.17).
+_ID_LEAD = "\"'“”‘’«»([{<"
+_ID_TRAIL = "\"'“”‘’«»)]}>,;!?.:"
+# A separator joining two word characters inside the word.
+_ID_SEP_DIGIT = re.compile(r"\w[.\-_:/@#\\]\w")
+_ID_SEP_LETTER = re.compile(r"\w(?:[_@#\\]|::)\w")
+_ID_DOTTED_NAME = re.compile(r"^\w{2,}(?:\.\w{2,})+$")
+_ID_UNIT_SUFFIX = re.compile(r"^\d+[a-z]{1,3}$", re.IGNORECASE)
+_ID_ISSUE_NUMBER = re.compile(r"^#\d{2,}$")
+_HAS_DIGIT = re.compile(r"\d")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _is_identifier(word: str) -> bool:
+    if len(word) < 3 or _ID_UNIT_SUFFIX.match(word):
+        return False
+    if _ID_ISSUE_NUMBER.match(word):
+        return True
+    digit, letter = bool(_HAS_DIGIT.search(word)), bool(_HAS_LETTER.search(word))
+    if digit:
+        return letter or bool(_ID_SEP_DIGIT.search(word))
+    if not letter:
+        return False
+    if "/" in word:  # a path, not "and/or": a dot, a leading / or ~, or two slashes
+        return "." in word or word[0] in "/~" or word.count("/") >= 2
+    return bool(_ID_SEP_LETTER.search(word) or _ID_DOTTED_NAME.match(word))
+
+
+def identifier_terms(query: str) -> list[str]:
+    """The identifiers a query names: words an agent looks up verbatim (a commit, a
+    ticket, a host and port, an IP, a version, a path, a snake_case name).
+
+    The query is split on whitespace; each word loses leading quotes/brackets and trailing
+    quotes/brackets/sentence punctuation (``,;!?.:``). A word of 3 or more characters is an
+    identifier when it holds
+
+    - a digit and a letter (``a828e60``, ``INC-3317``, ``E1102``, ``gw-prod-7``), but not a
+      number with a unit or ordinal suffix of 1–3 letters (``1st``, ``3pm``, ``20km``);
+    - a digit and a separator ``. - _ : / @ # \\`` between two word characters
+      (``10.0.3.17``, ``2026-03-03``, ``3.11``, ``9:30``), or is ``#`` and 2+ digits;
+    - a letter and ``_``, ``@``, ``#``, ``\\`` or ``::`` between two word characters
+      (``user_id``, ``bob@host``), a dotted name of parts of 2+ word characters
+      (``config.yaml``, ``Node.js``; not ``e.g``), or a path: a ``/`` with a dot, a
+      leading ``/`` or ``~``, or two slashes (``memory/projects/net.md``, ``/etc/hosts``;
+      not ``and/or``).
+
+    Plain words, plain numbers and hyphenated words (``second-hand``) are not identifiers.
+    Returned in query order, de-duplicated case-insensitively; ``[]`` when none.
+    """
+    out: dict[str, str] = {}
+    for raw in query.split():
+        word = raw.lstrip(_ID_LEAD).rstrip(_ID_TRAIL)
+        if _is_identifier(word):
+            out.setdefault(word.lower(), word)
+    return list(out.values())
+
+
+def identifier_pattern(term: str) -> re.Pattern[str]:
+    """The case-insensitive pattern of ``term`` held verbatim: not preceded or followed by
+    a word character (``a828e60`` is not in ``a828e601``; ``10.0.3.17`` is in
+    ``10.0.3.17:8443``)."""
+    return re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)", re.IGNORECASE)
+
+
+def holds_identifier(text: str, term: str) -> bool:
+    """Whether ``text`` holds ``term`` verbatim (:func:`identifier_pattern`)."""
+    return identifier_pattern(term).search(text) is not None
 
 
 def _unique(items: Iterable[str]) -> list[str]:

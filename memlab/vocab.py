@@ -97,6 +97,11 @@ NORMALIZATIONS: tuple[str, ...] = (
     "max",
     "sum",
 )
+# What a candidate the keyword query did not match scores on the keyword leg
+# (memlab.stages.legs): the fusion's ``missing`` value after normalisation (OpenClaw: 0),
+# the image of the leg's floor (a BM25 of 0) under the leg's normalisation, or the
+# normalisation pooled over every candidate, the unmatched ones at the floor.
+TEXT_UNMATCHED: tuple[str, ...] = ("missing", "floor", "pooled")
 DECAY_RULES: tuple[str, ...] = ("off", "exact", "latest", "openclaw-current")
 DECAY_KINDS: tuple[str, ...] = ("exponential", "qmd")
 MMR_KINDS: tuple[str, ...] = ("off", "jaccard", "embedding", "openclaw-current")

@@ -42,7 +42,7 @@ from memlab.candidates import CandidateSet
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanHits
 from memlab.fusion import clamp_weights
-from memlab.stages.legs import fuse_legs, fusion_operands
+from memlab.stages.legs import fuse_legs, fusion_operands, leg_values
 from memlab.stages.selection import select_rows  # re-exported: its old home
 
 if TYPE_CHECKING:
@@ -187,10 +187,7 @@ def _leg_order_values(
     """Each leg's contribution to a monotone fusion, larger = better (for ``skyline_keep``)."""
     has_v, has_t = st["has_vec"], st["has_text"]
     if base.fusion == "wsum":
-        return (
-            np.where(has_v, st["vec_norm"], base.missing),
-            np.where(has_t, st["text_norm"], base.missing),
-        )
+        return leg_values(base, st)
     # rrf: w / (k + rank + 1) falls as the rank grows; an absent leg adds 0.
     return (
         np.where(has_v, -cs.vec_rank.astype(np.float64), -np.inf),
@@ -250,6 +247,7 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     p_has_t = _gather(has_t, kcols, False)
     p_vec = _gather(st["vec_norm"], kcols, np.nan)
     p_text = _gather(st["text_norm"], kcols, np.nan)
+    p_floor = _gather(st["text_floor"], kcols, 0.0)
     p_mult = _gather(np.nan_to_num(st["decay"], nan=1.0), kcols, 1.0)
     valid0 = p_has_v | p_has_t
 
@@ -263,14 +261,14 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     ops = None
     if base.fusion in ("wsum", "rrf"):
         ops = fusion_operands(
-            base, p_vec, p_text, p_has_v, p_has_t, sub.vec_rank, sub.text_rank, valid0
+            base, p_vec, p_text, p_has_v, p_has_t, sub.vec_rank, sub.text_rank, valid0, p_floor
         )
     for i, s in enumerate(systems):
         if ops is not None:
             fused, valid = ops.fuse(s.vector_weight, s.text_weight, s.rrf_k)
         else:
             fused = fuse_legs(
-                s, p_vec, p_text, p_has_v, p_has_t, sub.vec_rank, sub.text_rank, valid0
+                s, p_vec, p_text, p_has_v, p_has_t, sub.vec_rank, sub.text_rank, valid0, p_floor
             )
             valid = valid0 & ~np.isnan(fused)
             fused = np.where(valid, fused, np.nan)

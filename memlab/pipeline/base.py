@@ -70,6 +70,7 @@ from memlab.vocab import (
     MMR_KINDS,
     NORMALIZATIONS,
     TEXT_SOURCES,
+    TEXT_UNMATCHED,
     WEIGHTED_FUSIONS,
 )
 
@@ -136,6 +137,7 @@ class Pipeline:
     text_source: str = "bm25map"
     vector_norm: str = "none"
     text_norm: str = "none"
+    text_unmatched: str = "missing"
     rrf_k: float = 60.0
     rrf_top_bonus: bool = False
     decay: str = "off"
@@ -169,6 +171,7 @@ class Pipeline:
         _choice("text_source", self.text_source, TEXT_SOURCES)
         _choice("vector_norm", self.vector_norm, NORMALIZATIONS)
         _choice("text_norm", self.text_norm, NORMALIZATIONS)
+        _choice("text_unmatched", self.text_unmatched, TEXT_UNMATCHED)
         _choice("decay", self.decay, DECAY_RULES)
         _choice("decay_kind", self.decay_kind, DECAY_KINDS)
         _choice("mmr", self.mmr, MMR_KINDS)

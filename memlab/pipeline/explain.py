@@ -18,6 +18,7 @@ import numpy as np
 
 from memlab.fusion import clamp_weights
 from memlab.stages import STAGE_ARRAYS, score_terms
+from memlab.stages.legs import leg_values
 from memlab.stages.selection import SELECTED_BY
 from memlab.vocab import SINGLE_LEG_FUSIONS
 
@@ -143,6 +144,15 @@ def ranking_frame(
     return df
 
 
+# How explain names the keyword leg's value for a candidate its query did not match
+# (``text_unmatched``, memlab.stages.legs.normalize_stage).
+UNMATCHED_NOTE = {
+    "missing": "",
+    "floor": " (keyword non-match: text_norm of a 0 score, below every match)",
+    "pooled": " (text_norm pooled over all candidates, a keyword non-match at 0)",
+}
+
+
 def explain_weights(pipeline: Pipeline) -> tuple[float, float]:
     """The weights the fusion actually applies to (vector_norm, text_norm).
 
@@ -173,6 +183,7 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
         fused = "fused = vector_norm (vector-only mode)"
     elif pipeline.fusion == "wsum":
         fused = f"fused = {wv:.3f}·vector_norm + {wt:.3f}·text_norm"
+        fused += UNMATCHED_NOTE[pipeline.text_unmatched]
         if pipeline.missing:
             fused += f" (a leg that missed counts {pipeline.missing:g})"
     elif pipeline.fusion == "rrf":
@@ -239,8 +250,9 @@ def explain(
     has_v, has_t = st["has_vec"], st["has_text"]
     vn, tn, fused = st["vec_norm"], st["text_norm"], st["fused"]
     if mode == "hybrid" and pipeline.fusion == "wsum":
-        v_term = np.where(st["valid"], wv * np.where(has_v, vn, pipeline.missing), np.nan)
-        t_term = np.where(st["valid"], wt * np.where(has_t, tn, pipeline.missing), np.nan)
+        v_leg, t_leg = leg_values(pipeline, st)
+        v_term = np.where(st["valid"], wv * v_leg, np.nan)
+        t_term = np.where(st["valid"], wt * t_leg, np.nan)
     elif mode == "hybrid" and pipeline.fusion == "rrf":
         k = pipeline.rrf_k
         v_term = np.where(has_v, wv / (k + cs.vec_rank + 1.0), 0.0)

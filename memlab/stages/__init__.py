@@ -10,7 +10,8 @@ meaning and its column in the results frame (``memlab.pipeline.explain``), so th
 stage dict, the results frame, explain and the plots use one name per array.
 
 Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
-→ project → neighbor → file_context → headings → prior → best_line → exact_tiers | mmr → novel_lines
+→ project → neighbor → file_context → headings → identifier_tier → prior → best_line
+→ exact_tiers | mmr → novel_lines
 → selection
 (the stages of OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter
 is set).
@@ -64,6 +65,7 @@ from memlab.stages.file_context import (
     file_context_active,
     file_context_stage,
 )
+from memlab.stages.identifiers import check_identifier_tier, identifier_tier_stage
 from memlab.stages.legs import fusion_stage, legs_stage, normalize_stage
 from memlab.stages.prior import PRIOR_PARAMS, check_prior, prior_active, prior_stage
 
@@ -107,6 +109,10 @@ STAGE_ARRAYS: dict[str, ArrayInfo] = {
     ),
     "vec_norm": ArrayInfo("vector leg after its normalisation", "vector_norm"),
     "text_norm": ArrayInfo("keyword leg after its normalisation", "text_norm"),
+    "text_floor": ArrayInfo(
+        "keyword leg value of a candidate the keyword query did not match (text_unmatched)",
+        None,
+    ),
     "fused": ArrayInfo("the fusion's score (NaN = not scorable)", "fused"),
     "decay": ArrayInfo("temporal decay multiplier (1 = none; NaN = not valid)", "decay"),
     "neighbor": ArrayInfo("context term added after decay (0 = no neighbour)", "neighbor"),
@@ -163,13 +169,13 @@ def _mmr_on(p: Pipeline, mode: str) -> bool:
 
 _BUILTIN: tuple[Stage, ...] = (
     Stage("legs", legs_stage, _always, ("valid", "has_vec", "has_text", "vec_in", "text_in")),
-    Stage("normalize", normalize_stage, _always, ("vec_norm", "text_norm")),
+    Stage("normalize", normalize_stage, _always, ("vec_norm", "text_norm", "text_floor")),
     Stage("fusion", fusion_stage, _always, ("valid", "fused", "final")),
     Stage(
         "lexical_boost",
         lexical_boost_stage,
         lambda p, mode: p.lexical_boost and mode != "vector",
-        ("has_text", "valid", "text_in", "vec_norm", "text_norm", "fused", "final"),
+        ("has_text", "valid", "text_in", "vec_norm", "text_norm", "text_floor", "fused", "final"),
         params={"lexical_boost": False},
         check=check_current_param,
     ),
@@ -233,6 +239,25 @@ _BUILTIN: tuple[Stage, ...] = (
         headings_stage,
         lambda p, mode: p.drop_headings,
         ("heading_only", "valid", "final", "has_vec", "has_text"),
+    ),
+    Stage(
+        "identifier_tier",
+        identifier_tier_stage,
+        lambda p, mode: p.identifier_tier and mode != "vector",
+        ("ids_held", "id_tier", "final"),
+        arrays={
+            "ids_held": ArrayInfo(
+                "identifiers of the query the unit holds verbatim (textquery.identifier_terms)",
+                "ids_held",
+            ),
+            "id_tier": ArrayInfo(
+                "identifier tier: ids_held × (the query's score span + 1), so holders lead",
+                "id_tier",
+            ),
+        },
+        params={"identifier_tier": False},
+        check=check_identifier_tier,
+        term=("id_tier", "+"),
     ),
     Stage(
         "prior",

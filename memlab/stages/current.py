@@ -131,7 +131,8 @@ def lexical_boost_stage(
     legs.update(normalize_stage(p, cs, legs))
     # this boost replaces keyword-only mode's older one (keyword_boost), never stacks on it
     legs.update(fusion_stage(p.replace(keyword_boost=False) if p.keyword_boost else p, cs, legs))
-    keys = ("has_text", "valid", "text_in", "vec_norm", "text_norm", "fused", "final")
+    keys = ("has_text", "valid", "text_in", "vec_norm", "text_norm", "text_floor", "fused")
+    keys += ("final",)
     return {k: legs[k] for k in keys}
 
 

@@ -73,6 +73,8 @@ def score_floor(p: Pipeline) -> float:
             continue
         if stage == "lexical_boost":  # keyword inputs stay in [0, 1], re-fused
             continue
+        if stage == "identifier_tier":  # + ids_held × (span + 1) ≥ 0
+            continue
         if stage == "decay":  # × a multiplier in (0, 1]
             floor = min(floor, 0.0)
         elif stage == "file_context":  # + weight × a pre-neighbour score of the file

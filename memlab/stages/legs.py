@@ -5,7 +5,9 @@
   leg; vector input = cosine, keyword input = OpenClaw's |r|/(1+|r|)
   (``text_source="bm25map"``) or |bm25| (``"bm25"``), NaN where absent.
 - ``normalize``: ``memlab.fusion.normalize`` per leg (lower bounds −1 for a
-  cosine, 0 for a keyword score, for the "theoretical" normalisation).
+  cosine, 0 for a keyword score, for the "theoretical" normalisation), and
+  ``text_floor``: what a candidate the keyword query did not match scores on the
+  keyword leg (``text_unmatched``, below).
 - ``fusion``: hybrid mode fuses the legs (``fuse_legs``); vector-only mode
   keeps the vector leg; keyword-only mode boosts each hit by
   ``memlab.textquery.keyword_only_score`` (or not, ``keyword_boost=False``). A
@@ -31,6 +33,7 @@ from memlab.fusion import (
     RRF_BONUS_TOP3,
     bm25_rank_to_score_array,
     clamp_weights,
+    floor_value,
     fuse,
     normalize,
 )
@@ -72,10 +75,41 @@ def legs_stage(
 def normalize_stage(
     p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
-    """``vec_norm`` / ``text_norm``: each leg's input under its normalisation."""
+    """``vec_norm`` / ``text_norm``: each leg's input under its normalisation (NaN where
+    the leg did not find the candidate), and ``text_floor``: the keyword-leg value of a
+    candidate the keyword query did not match, by ``text_unmatched``:
+
+    - ``"missing"``: the fusion's ``missing`` (OpenClaw: 0, whatever the normalisation —
+      under a z-score 0 is the matched hits' mean, so a lone match scores like no match);
+    - ``"floor"``: ``memlab.fusion.floor_value`` of the keyword floor (a score of 0)
+      under the normalisation of the matched hits, so every match stays above every
+      non-match (z-score: (0 − mean)/std, one hit or equal hits → −1);
+    - ``"pooled"``: the keyword leg is normalised over every candidate the system scores
+      (``valid``), a non-match entering at the floor: for a z-score the spread of the
+      whole candidate list, so a query whose few matches stand out from many
+      non-matches (a rare identifier) gives them large scores (one match among n
+      candidates: sqrt(n − 1), the non-matches −1/sqrt(n − 1)).
+
+    ``text_floor`` is [Q, C], equal along each row.
+    """
+    text_in = st["text_in"]
+    if p.text_unmatched == "pooled":
+        unmatched = st["valid"] & np.isnan(text_in)
+        pooled = np.where(unmatched, TEXT_LOWER, text_in)
+        both = normalize(pooled, p.text_norm, valid=st["valid"], lower=TEXT_LOWER)
+        text_norm = np.where(np.isnan(text_in), np.nan, both)
+        floor = floor_value(pooled, p.text_norm, TEXT_LOWER, valid=st["valid"])
+        # floor_value's row statistics are normalize's, over the pooled row
+    else:
+        text_norm = normalize(text_in, p.text_norm, lower=TEXT_LOWER)
+        if p.text_unmatched == "floor":
+            floor = floor_value(text_in, p.text_norm, TEXT_LOWER)
+        else:
+            floor = np.full((*text_in.shape[:-1], 1), float(p.missing))
     return {
         "vec_norm": normalize(st["vec_in"], p.vector_norm, lower=VECTOR_LOWER),
-        "text_norm": normalize(st["text_in"], p.text_norm, lower=TEXT_LOWER),
+        "text_norm": text_norm,
+        "text_floor": np.broadcast_to(floor, text_in.shape).copy(),
     }
 
 
@@ -88,7 +122,9 @@ def fusion_stage(
     vec_n, text_n, has_v, has_t = st["vec_norm"], st["text_norm"], st["has_vec"], st["has_text"]
     valid = st["valid"]
     if mode == "hybrid":
-        fused = fuse_legs(p, vec_n, text_n, has_v, has_t, cs.vec_rank, cs.text_rank, valid)
+        fused = fuse_legs(
+            p, vec_n, text_n, has_v, has_t, cs.vec_rank, cs.text_rank, valid, st.get("text_floor")
+        )
     elif mode == "vector":
         fused = np.where(has_v, vec_n, np.nan)
     else:
@@ -102,8 +138,9 @@ def fusion_stage(
 class FusionOperands:
     """The operands of a weighted-sum or RRF fusion that the weights and k do not change.
 
-    ``wsum``: ``vec``/``text`` are the normalised legs with ``missing`` where a
-    leg did not find the candidate; ``rrf``: each leg's 0-based rank as float
+    ``wsum``: ``vec``/``text`` are the normalised legs with each leg's absent value
+    where it did not find the candidate (``missing`` for the vector leg, ``text_floor``
+    for the keyword leg: ``normalize_stage``); ``rrf``: each leg's 0-based rank as float
     (−1 = absent) and ``bonus`` QMD's top-rank bonus (None = off). ``valid``:
     the candidates the fusion scores (at least one leg found them).
     """
@@ -142,15 +179,18 @@ def fusion_operands(
     vec_rank: np.ndarray,
     text_rank: np.ndarray,
     valid: np.ndarray,
+    text_floor: np.ndarray | None = None,
 ) -> FusionOperands:
-    """The `FusionOperands` of ``p.fusion`` (``wsum`` or ``rrf``) over [Q, C] legs."""
+    """The `FusionOperands` of ``p.fusion`` (``wsum`` or ``rrf``) over [Q, C] legs;
+    ``text_floor`` [Q, C]: the keyword leg's value where it did not find a candidate
+    (``normalize_stage``; None = ``p.missing``)."""
     if p.fusion == "wsum":
         v_absent, t_absent = np.isnan(vec_n), np.isnan(text_n)
         return FusionOperands(
             "wsum",
             valid & ~(v_absent & t_absent),
             np.where(v_absent, p.missing, vec_n),
-            np.where(t_absent, p.missing, text_n),
+            np.where(t_absent, p.missing if text_floor is None else text_floor, text_n),
         )
     if p.fusion != "rrf":
         raise ValueError(f"fusion_operands covers wsum and rrf, not {p.fusion!r}")
@@ -173,12 +213,14 @@ def fuse_legs(
     vec_rank: np.ndarray,
     text_rank: np.ndarray,
     valid: np.ndarray,
+    text_floor: np.ndarray | None = None,
 ) -> np.ndarray:
     """The hybrid fusion ``p.fusion`` of the normalised legs: [Q, C], NaN = not scored.
 
-    ``wsum``/``rrf`` through `fusion_operands` (weights from ``p``); ``vector``/
-    ``keyword`` one leg alone; ``comb*`` ``memlab.fusion.fuse`` with the weights
-    as given.
+    ``wsum``/``rrf`` through `fusion_operands` (weights from ``p``; ``text_floor`` the
+    keyword leg's value for a candidate it did not find, None = ``p.missing``);
+    ``vector``/``keyword`` one leg alone; ``comb*`` ``memlab.fusion.fuse`` with the
+    weights as given (an absent leg adds nothing, as in ranx).
     """
     m = p.fusion
     if m == "vector":
@@ -186,11 +228,24 @@ def fuse_legs(
     if m == "keyword":
         return np.where(has_t, text_n, np.nan)
     if m in ("wsum", "rrf"):
-        ops = fusion_operands(p, vec_n, text_n, has_v, has_t, vec_rank, text_rank, valid)
+        ops = fusion_operands(
+            p, vec_n, text_n, has_v, has_t, vec_rank, text_rank, valid, text_floor
+        )
         fused, ok = ops.fuse(p.vector_weight, p.text_weight, p.rrf_k)
         return np.where(ok, fused, np.nan)
     params = {"vector_weight": p.vector_weight, "text_weight": p.text_weight}
     return fuse(m, vec=vec_n, text=text_n, params=params, valid=valid)
+
+
+def leg_values(p: Pipeline, st: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each leg's value per candidate in a weighted sum, [Q, C]: the normalised score
+    where the leg found the candidate, else its absent value (vector leg: ``p.missing``;
+    keyword leg: ``text_floor``, ``normalize_stage``). What ``fusion_operands`` weighs,
+    what explain prints as the two terms and what the fast sweep prunes by."""
+    return (
+        np.where(st["has_vec"], st["vec_norm"], p.missing),
+        np.where(st["has_text"], st["text_norm"], st["text_floor"]),
+    )
 
 
 def keyword_only_scores(

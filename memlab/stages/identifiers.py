@@ -1,0 +1,79 @@
+"""The identifier tier: a unit that holds an identifier the query names ranks above every
+unit that holds fewer of them (``identifier_tier``, off by default).
+
+Agents send ``memory_search`` bare identifiers as often as questions: a commit
+(``a828e60``), a ticket (``INC-3317``), a host and port, an IP, a path. A hybrid score can
+rank the unit holding it below a semantically closer one, and a near miss one edit away
+(``INC-3502``) shares most of its tokens. OpenClaw 2026.9.6 lets exact path matches lead
+(its ``exact_tiers``); this stage does the same for the identifiers of the query text
+(``memlab.textquery.identifier_terms``, the one rule of what an identifier is):
+
+    ids_held = number of the query's identifiers the unit's text holds verbatim
+               (``memlab.textquery.identifier_pattern``: case-insensitive, whole word)
+    id_tier  = ids_held × (max final − min final over the query's valid candidates + 1)
+    final   += id_tier
+
+so, the offset exceeding the query's whole score range, units are ordered by ``ids_held``
+first and by their score within a tier, while the score stays a score: a chunk ranked by
+its best line (``best_line``) inherits its line's tier, and the order steps that follow
+(MMR, new-line order, selection) read one array. A query that names no identifier
+(``ids_held`` 0 everywhere) keeps every score bit for bit. Only keyword hits are read: a
+unit holding an identifier verbatim matches the keyword query's tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memlab.textquery import identifier_pattern, identifier_terms
+
+if TYPE_CHECKING:
+    from memlab.candidates import CandidateSet
+    from memlab.pipeline import Pipeline
+
+__all__ = ["check_identifier_tier", "identifier_tier_stage", "ids_held"]
+
+
+def ids_held(cs: CandidateSet, candidates: np.ndarray) -> np.ndarray:
+    """[Q, C] int: how many of each query's identifiers (``identifier_terms``) the text of
+    each candidate holds verbatim, over the candidates where ``candidates`` is True
+    (0 elsewhere and for a query naming none)."""
+    out = np.zeros(cs.pos.shape, dtype=np.int64)
+    for qi, query in enumerate(cs.queries):
+        terms = identifier_terms(query)
+        cols = np.nonzero(candidates[qi])[0] if terms else ()
+        if len(cols) == 0:
+            continue
+        patterns = [identifier_pattern(t) for t in terms]
+        for c, text in zip(cols, cs.texts(cs.pos[qi, cols]), strict=True):
+            out[qi, c] = sum(1 for pat in patterns if pat.search(text))
+    return out
+
+
+def identifier_tier_stage(
+    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """``ids_held`` (NaN where not valid), ``id_tier`` = ids_held × (the query's score span
+    + 1) and ``final + id_tier`` (module docstring)."""
+    valid, final = st["valid"], st["final"]
+    held = ids_held(cs, valid & st["has_text"])
+    scored = np.where(valid, final, np.nan)
+    with np.errstate(invalid="ignore"):
+        lo = np.nanmin(np.where(valid, scored, np.inf), axis=1, keepdims=True)
+        hi = np.nanmax(np.where(valid, scored, -np.inf), axis=1, keepdims=True)
+    span = np.where(np.isfinite(hi - lo), hi - lo, 0.0) + 1.0
+    tier = np.where(valid, held * span, np.nan)
+    return {
+        "ids_held": np.where(valid, held.astype(np.float64), np.nan),
+        "id_tier": tier,
+        "final": final + np.where(valid, tier, 0.0),
+    }
+
+
+def check_identifier_tier(name: str, value: object) -> None:
+    """ValueError unless ``identifier_tier`` is True or False."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
