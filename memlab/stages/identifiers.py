@@ -60,10 +60,9 @@ def identifier_tier_stage(
     + 1) and ``final + id_tier`` (module docstring)."""
     valid, final = st["valid"], st["final"]
     held = ids_held(cs, valid & st["has_text"])
-    scored = np.where(valid, final, np.nan)
-    with np.errstate(invalid="ignore"):
-        lo = np.nanmin(np.where(valid, scored, np.inf), axis=1, keepdims=True)
-        hi = np.nanmax(np.where(valid, scored, -np.inf), axis=1, keepdims=True)
+    # `initial` and `where`: a query without valid candidates (or none at all) has span 0.
+    lo = np.min(final, axis=1, keepdims=True, initial=np.inf, where=valid)
+    hi = np.max(final, axis=1, keepdims=True, initial=-np.inf, where=valid)
     span = np.where(np.isfinite(hi - lo), hi - lo, 0.0) + 1.0
     tier = np.where(valid, held * span, np.nan)
     return {
