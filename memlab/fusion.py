@@ -228,11 +228,16 @@ def floor_value(scores: Any, method: str, lower: float, *, valid: Any = None) ->
 
     - ``"none"``: ``lower``; ``"theoretical"``, ``"rank"``: 0 (below every present value:
       ``rank`` gives present values 1 − r/n ≥ 1/n);
-    - ``"minmax"``: (lower − min)/(max − min); a row whose present values are all equal
-      maps them to 1 and the floor to 0;
-    - ``"zscore"``: (lower − mean)/std; a row whose present values are all equal (or a
-      single value) maps them to 0 and the floor to −1 (one unit below, as no spread is
-      known);
+    - ``"minmax"``: max((lower − min)/(max − min), −1); a row whose present values are
+      all equal maps them to 1 and the floor to 0;
+    - ``"zscore"``: max((lower − mean)/std, z_min − max(z_max − z_min, 1)); a row whose
+      present values are all equal (or a single value) maps them to 0 and the floor to −1
+      (one unit below, as no spread is known);
+
+    The clamps keep the floor below every present value but no further below the lowest
+    than the present values' own spread (at least one unit): matches bunched far from
+    the bound (bm25 scores 10.0 and 10.001) would otherwise put a non-match at −10⁴ and
+    let the keyword leg alone decide every fused score.
     - ``"sigmoid"``: 1/(1 + exp(−lower));
     - ``"max"`` / ``"sum"``: lower / max|x| (Σ|x|); 0 when the row is all zero;
     - a row with no present value: the value of an empty row's floor under the same
@@ -264,12 +269,17 @@ def floor_value(scores: Any, method: str, lower: float, *, valid: Any = None) ->
         same = hi <= lo
         if method == "minmax":
             span = np.where(same, 1.0, hi - lo)
-            return np.where(same, 0.0, (lower - np.where(same, 0.0, lo)) / span)
+            image = np.where(same, 0.0, (lower - np.where(same, 0.0, lo)) / span)
+            return np.maximum(image, -1.0)  # present values span [0, 1]: at most 1 below
         mean = xp.sum(axis=-1, keepdims=True) / np.maximum(n, 1)
         dev = np.where(present, xp - mean, 0.0)
         std = np.sqrt((dev**2).sum(axis=-1, keepdims=True) / np.maximum(n, 1))
         flat = same | (std == 0)
-        return np.where(flat, -1.0, (lower - mean) / np.where(flat, 1.0, std))
+        safe = np.where(flat, 1.0, std)
+        image = np.where(flat, -1.0, (lower - mean) / safe)
+        z_lo, z_hi = (lo - mean) / safe, (hi - mean) / safe
+        gap = np.maximum(z_hi - z_lo, 1.0)  # the matches' own spread, at least one unit
+        return np.where(flat, -1.0, np.maximum(image, z_lo - gap))
     if method == "max":
         denom = np.abs(xp).max(axis=-1, keepdims=True)
     else:  # "sum"

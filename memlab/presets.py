@@ -198,7 +198,11 @@ def memlab_best(**overrides: Any) -> Pipeline:
     adds its file's best pre-neighbour score, the session heading included (a
     LoCoMo daily file is one session, a BEAM log one batch) — window and file
     context chosen on LoCoMo's question-split tune half and BEAM's odd chats
-    (``benchmarks/transfer_ideas.py``); heading-only chunks dropped; no score
+    (``benchmarks/transfer_ideas.py``); a unit the keyword query did not match gets the
+    keyword leg's floor, below every match (``text_unmatched="floor"``), and a unit
+    holding an identifier the query names (a commit, ticket, host, path, date) leads
+    (``identifier_tier``; both chosen by ``benchmarks/identifier_rule.py``, docs/quality.md
+    "Identifiers"); heading-only chunks dropped; no score
     threshold (z-scores are negative below the mean, so ``min_score`` is −10⁶),
     no decay, no MMR.
     """
@@ -228,6 +232,8 @@ def memlab_best(**overrides: Any) -> Pipeline:
         neighbor_next2=0.1,
         neighbor_agg="sum",
         file_context=1.0,
+        text_unmatched="floor",
+        identifier_tier=True,
     )
     return p.replace(**overrides) if overrides else p
 

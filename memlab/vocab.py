@@ -134,10 +134,12 @@ DATASETS: tuple[str, ...] = ("synthetic", "locomo", "beam", "longmemeval", "real
 # agents send besides questions (bare identifiers, keywords, dates: synthetic.querymix), cjk;
 # and those that exercise OpenClaw 2026.9.6's new stages (never in the default mix;
 # synthetic.release).
-SYNTH_PHENOMENA: tuple[str, ...] = (
+# The classic questions (whole sentences asked about one fact); a study of questions alone
+# (notebook 02's weight curves) picks this mix.
+SYNTH_QUESTIONS: tuple[str, ...] = (
     *("paraphrase", "exact", "update", "redundancy", "distractor", "multi"),
-    *("identifier", "keyword", "dated", "cjk"),
 )
+SYNTH_PHENOMENA: tuple[str, ...] = (*SYNTH_QUESTIONS, "identifier", "keyword", "dated", "cjk")
 # The default mix of SynthConfig and `memlab synth`: every classic category but cjk (Chinese
 # notes only make sense with cjk_fraction > 0).
 SYNTH_DEFAULT_MIX: tuple[str, ...] = tuple(p for p in SYNTH_PHENOMENA if p != "cjk")

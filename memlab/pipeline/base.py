@@ -491,12 +491,15 @@ class Pipeline:
         """The line-level system ``best_line`` names (the preset of that name, registered
         by ``memlab.presets``: ``memlab.stages.best_line.line_system_factory``), returning
         its top ``best_line_depth`` lines, with a leg only where this system has it too (a
-        chunk system fallen back to keyword-only ranks by keyword-only lines)."""
+        chunk system fallen back to keyword-only ranks by keyword-only lines) and the
+        identifier tier when either has it (a chunk ranked by its lines is tiered by them:
+        the chunk's own tier is replaced with its score)."""
         if not self.best_line:
             raise ValueError(f"{self.name}: best_line is off, so there is no line system")
         line = line_system_factory(self.best_line)()
         return line.replace(
             max_results=self.best_line_depth,
+            identifier_tier=line.identifier_tier or self.identifier_tier,
             vector=line.vector and self.vector,
             keyword=line.keyword and self.keyword,
         )

@@ -20,6 +20,7 @@ from memlab.fusion import clamp_weights
 from memlab.stages import STAGE_ARRAYS, score_terms
 from memlab.stages.legs import leg_values
 from memlab.stages.selection import SELECTED_BY
+from memlab.textquery import identifier_terms
 from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
@@ -185,7 +186,8 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
         fused = f"fused = {wv:.3f}·vector_norm + {wt:.3f}·text_norm"
         fused += UNMATCHED_NOTE[pipeline.text_unmatched]
         if pipeline.missing:
-            fused += f" (a leg that missed counts {pipeline.missing:g})"
+            leg = "a leg" if pipeline.text_unmatched == "missing" else "the vector leg"
+            fused += f" ({leg} that missed counts {pipeline.missing:g})"
     elif pipeline.fusion == "rrf":
         fused = (
             f"fused = {wv:g}/({pipeline.rrf_k:g} + vector_rank + 1)"
@@ -358,8 +360,17 @@ def explain(
     df["_k0"] = df["qid"].map(qorder)
     df = df.sort_values(["_k0", "_k1", "_k2"], kind="stable").drop(columns=["_k0", "_k1", "_k2"])
     df = df.reset_index(drop=True)
-    df.attrs["mode"] = mode
+    df.attrs["mode"] = mode  # attrs["identifiers"]: each query's, with identifier_tier
     df.attrs["formula"] = explain_formula(pipeline, mode)
+    if "identifier_tier" in pipeline.active_stages(mode):
+        named = {q: identifier_terms(text) for q, text in zip(cs.qids, cs.queries, strict=True)}
+        df.attrs["identifiers"] = named
+        terms = list(dict.fromkeys(t for ts in named.values() for t in ts))
+        df.attrs["formula"] += "; identifier tier: " + (
+            f"units holding more of {', '.join(terms)} lead (ids_held)"
+            if terms
+            else "the query names no identifier (no unit moves)"
+        )
     df.attrs["weights"] = (wv, wt)
     return df
 

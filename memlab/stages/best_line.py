@@ -379,7 +379,8 @@ def novel_line_order(
 
 def line_scores_key(p: Pipeline) -> str:
     """The ``CandidateSet.extra`` key of chunk system ``p``'s line scores:
-    ``best_line:<line system>:<best_line_depth>:<legs>``, legs the chunk system's
+    ``best_line:<line system>:<best_line_depth>:<legs>`` (``:identifier_tier`` appended
+    when ``p`` has it: `Pipeline.line_system` inherits it), legs the chunk system's
     (``vector``, ``keyword``, ``vector+keyword`` or ``none``; the line system runs only the
     legs ``p`` has, ``Pipeline.line_system``). Those are everything the scores depend on
     beyond the index and queries, so candidates can carry several settings' scores side by
@@ -387,7 +388,8 @@ def line_scores_key(p: Pipeline) -> str:
     line systems happen to score alike (``bm25`` has no vector leg to drop) still get two
     keys: a second computation, never a wrong score."""
     legs = "+".join(n for n, on in (("vector", p.vector), ("keyword", p.keyword)) if on)
-    return f"{BEST_LINE_KEY}:{p.best_line}:{p.best_line_depth}:{legs or 'none'}"
+    tier = ":identifier_tier" if p.identifier_tier else ""  # the line system inherits it
+    return f"{BEST_LINE_KEY}:{p.best_line}:{p.best_line_depth}:{legs or 'none'}{tier}"
 
 
 def line_held_key(p: Pipeline) -> str:

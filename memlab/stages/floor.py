@@ -51,11 +51,16 @@ def _leg_floor(norm: str, raw_floor: float, depth: int) -> float:
 def score_floor(p: Pipeline) -> float:
     """A lower bound of every final score ``p`` can give (−∞ when a stage it runs cannot
     be bounded; see the module docstring). Assumes both legs may run (hybrid mode), and
-    the lower of a leg's floor and ``missing`` for a candidate that leg did not find."""
+    the lower of a leg's floor and ``missing`` for a candidate that leg did not find (with
+    ``text_unmatched="floor"``, the keyword floor: at most the matches' spread, at least
+    one unit, below the lowest match)."""
     from memlab.vocab import WEIGHTED_FUSIONS
 
     vec = _leg_floor(p.vector_norm, -1.0, p.depth)
     text = _leg_floor(p.text_norm, 0.0, p.depth)
+    if p.text_unmatched == "floor":  # memlab.fusion.floor_value: clamped below the lowest
+        spread = 2.0 * math.sqrt(max(p.depth, 1) - 1) if p.text_norm == "zscore" else 1.0
+        text = min(text, text - max(spread, 1.0))
     if p.keyword and p.vector:
         if p.fusion == "rrf":
             floor = 0.0  # Σ w / (k + rank + 1) with w ≥ 0, plus a bonus ≥ 0

@@ -8,8 +8,9 @@ rank the unit holding it below a semantically closer one, and a near miss one ed
 (its ``exact_tiers``); this stage does the same for the identifiers of the query text
 (``memlab.textquery.identifier_terms``, the one rule of what an identifier is):
 
-    ids_held = number of the query's identifiers the unit's text holds verbatim
-               (``memlab.textquery.identifier_pattern``: case-insensitive, whole word)
+    ids_held = number of the query's identifiers the unit's text or its file's path
+               holds verbatim (``memlab.textquery.identifier_pattern``:
+               case-insensitive, whole word)
     id_tier  = ids_held × (max final − min final over the query's valid candidates + 1)
     final   += id_tier
 
@@ -17,8 +18,9 @@ so, the offset exceeding the query's whole score range, units are ordered by ``i
 first and by their score within a tier, while the score stays a score: a chunk ranked by
 its best line (``best_line``) inherits its line's tier, and the order steps that follow
 (MMR, new-line order, selection) read one array. A query that names no identifier
-(``ids_held`` 0 everywhere) keeps every score bit for bit. Only keyword hits are read: a
-unit holding an identifier verbatim matches the keyword query's tokens.
+(``ids_held`` 0 everywhere) keeps every score bit for bit. Only keyword hits' texts are
+read (a unit holding an identifier verbatim matches the keyword query's tokens); every
+candidate's path is (a dated query ``2026-03-03`` names the day's log).
 """
 
 from __future__ import annotations
@@ -37,19 +39,34 @@ if TYPE_CHECKING:
 __all__ = ["check_identifier_tier", "identifier_tier_stage", "ids_held"]
 
 
-def ids_held(cs: CandidateSet, candidates: np.ndarray) -> np.ndarray:
-    """[Q, C] int: how many of each query's identifiers (``identifier_terms``) the text of
-    each candidate holds verbatim, over the candidates where ``candidates`` is True
-    (0 elsewhere and for a query naming none)."""
+def ids_held(cs: CandidateSet, matched: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """[Q, C] int: how many of each query's identifiers (``identifier_terms``) each
+    candidate holds verbatim (``identifier_pattern``) in its file's path — every candidate
+    where ``candidates`` is True — or in its text — where ``matched`` is True (a unit
+    holding an identifier in its text matches the keyword query's tokens, so only keyword
+    hits are read). An identifier in both counts once; 0 elsewhere and for a query naming
+    none. The path counts because a daily log's name is its date (``2026-03-03``) and an
+    agent may look a file up by its path."""
     out = np.zeros(cs.pos.shape, dtype=np.int64)
+    paths = cs.table.paths
     for qi, query in enumerate(cs.queries):
         terms = identifier_terms(query)
-        cols = np.nonzero(candidates[qi])[0] if terms else ()
-        if len(cols) == 0:
+        if not terms:
             continue
         patterns = [identifier_pattern(t) for t in terms]
-        for c, text in zip(cols, cs.texts(cs.pos[qi, cols]), strict=True):
-            out[qi, c] = sum(1 for pat in patterns if pat.search(text))
+        cols = np.nonzero(candidates[qi])[0]
+        in_path: dict[str, frozenset[int]] = {}
+        held: dict[int, set[int]] = {}
+        for c in cols:
+            path = str(paths[cs.pos[qi, c]])
+            if path not in in_path:
+                in_path[path] = frozenset(i for i, pat in enumerate(patterns) if pat.search(path))
+            held[int(c)] = set(in_path[path])
+        hits = np.nonzero(matched[qi] & candidates[qi])[0]
+        for c, text in zip(hits, cs.texts(cs.pos[qi, hits]), strict=True):
+            held[int(c)].update(i for i, pat in enumerate(patterns) if pat.search(text))
+        for c, found in held.items():
+            out[qi, c] = len(found)
     return out
 
 
@@ -59,7 +76,7 @@ def identifier_tier_stage(
     """``ids_held`` (NaN where not valid), ``id_tier`` = ids_held × (the query's score span
     + 1) and ``final + id_tier`` (module docstring)."""
     valid, final = st["valid"], st["final"]
-    held = ids_held(cs, valid & st["has_text"])
+    held = ids_held(cs, st["has_text"], valid)
     # `initial` and `where`: a query without valid candidates (or none at all) has span 0.
     lo = np.min(final, axis=1, keepdims=True, initial=np.inf, where=valid)
     hi = np.max(final, axis=1, keepdims=True, initial=-np.inf, where=valid)
