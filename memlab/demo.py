@@ -79,7 +79,7 @@ def effective_share(vector_weight: float, text_weight: float) -> float:
 
 def wrap_lines(text: str, width: int = WIDTH) -> str:
     """Each line of ``text`` wrapped at ``width`` columns, continuation lines indented like
-    the line (6 columns after a ``[n/6]`` step label, 2 after a footnote); words — numbers,
+    the line (6 columns after a ``[n/8]`` step label, 2 after a footnote); words — numbers,
     CIs, ``0.7/0.3`` — are never split."""
     import textwrap
 
@@ -133,11 +133,11 @@ def _corpus(out: Path, cfg: Any, say: Any) -> Any:
         except (OSError, ValueError, KeyError, TypeError):
             same = False
         if same:
-            say(f"[1/6] synthetic corpus: reusing {folder}")
+            say(f"[1/8] synthetic corpus: reusing {folder}")
             return load_folder(folder)
     t = time.perf_counter()
     ds = generate(cfg, folder, overwrite=True)
-    say(f"[1/6] synthetic corpus: wrote {folder} ({time.perf_counter() - t:.1f} s)")
+    say(f"[1/8] synthetic corpus: wrote {folder} ({time.perf_counter() - t:.1f} s)")
     return ds
 
 
@@ -369,7 +369,7 @@ def run_demo(
     st = idx.status()
     new_queries = cached.prefetch(ds.queries["query"].tolist())
     say(
-        f"[2/6] index: {st['chunks']} chunks from {st['files']} files with {idx.model}"
+        f"[2/8] index: {st['chunks']} chunks from {st['files']} files with {idx.model}"
         f" and {new_queries} new question embeddings ({time.perf_counter() - t1:.1f}\u00a0s)"
     )
     say(
@@ -387,7 +387,7 @@ def run_demo(
     cover = _keyword_coverage(lab, depth)
     example = ds.queries["query"].iloc[0]
     say(
-        f"[3/6] keyword leg: OpenClaw's query quotes every token and ANDs them"
+        f"[3/8] keyword leg: OpenClaw's query quotes every token and ANDs them"
         f" ({example!r} → {build_fts_query(example)}), so a chunk must contain every word of"
         f" the question. It found something for {cover['and']:.0%} of the"
         f" {len(ds.queries)} questions; an OR query over the non-stop words for"
@@ -413,7 +413,7 @@ def run_demo(
     w_tuned = effective_share(tuned_raw.vector_weight, tuned_raw.text_weight)
     tuned = tuned_raw.replace(name=f"wsum-tuned-{w_tuned:.2f}/{1 - w_tuned:.2f}")
     say(
-        f"[4/6] vector weight swept over {GRID[0]:.2f}–{GRID[-1]:.2f} (step 0.05, text = 1 −"
+        f"[4/8] vector weight swept over {GRID[0]:.2f}–{GRID[-1]:.2f} (step 0.05, text = 1 −"
         f" vector) on {len(train)} train questions, weighted sum on the OR leg:"
     )
     say(tuning_summary(sw, best, base, tuned))
@@ -421,6 +421,7 @@ def run_demo(
     # --- held-out comparison
     default = base.replace(name=BASELINE)
     candidates = [preset("vector"), preset("bm25"), shipped, default, preset("rrf")]
+    candidates.append(preset("memlab-best"))
     # The sweep moves only the weights, so the effective share decides "same system"
     # (1 − 0.7 is 0.30000000000000004: compare numbers, not objects).
     same_setting = abs(w_tuned - 0.7) < 1e-9
@@ -453,7 +454,7 @@ def run_demo(
         alpha=ALPHA,
     )
     n_test = int(res.table.loc[BASELINE, "n"])
-    say(f"[5/6] held-out comparison on {n_test} questions (each system returns ≤ 6 results):")
+    say(f"[5/8] held-out comparison on {n_test} questions (each system returns ≤ 6 results):")
     if same_setting:
         say("      the tuned setting is OpenClaw's own 0.7/0.3: no separate tuned row")
     for n in notes:
@@ -516,13 +517,13 @@ def run_demo(
     say()
     if same_setting:
         say(
-            f"[6/6] Key test — the tuned weight is OpenClaw's 0.70/0.30 itself: tuning on"
+            f"[6/8] Key test — the tuned weight is OpenClaw's 0.70/0.30 itself: tuning on"
             f" {len(train)} train questions buys nothing here (difference 0 on all {d.size}"
             f" held-out questions)."
         )
     else:
         say(
-            f"[6/6] Key test — tuned ({w_tuned:.2f}/{1 - w_tuned:.2f}) vs OpenClaw's 0.70/0.30"
+            f"[6/8] Key test — tuned ({w_tuned:.2f}/{1 - w_tuned:.2f}) vs OpenClaw's 0.70/0.30"
             f" on {d.size} held-out questions: {METRIC} {b.mean():.3f} vs {a.mean():.3f}, mean"
             f" difference {_signed(float(d.mean()))} (95% CI {_ci(d_low, d_high, signed=True)});"
             f" paired t-test p {_fmt_p(p_t, True)}, randomization test p {_fmt_p(p_r, True)};"
@@ -549,6 +550,18 @@ def run_demo(
     say(f"{METRIC} by phenomenon (held-out):")
     say(by_cat.round(3).to_string(), wrap=False)
 
+    # --- the same question on a real persona, and what both corpora support
+    synthetic = _figures(numbers, systems, tuned_name, w_tuned, drop)
+    from memlab.demo_real import conclusion, run_real
+
+    say()
+    say("[7/8] the same question on real agent memory:")
+    real = run_real(out, embedder=cached, seed=seed, say=say, progress=False if quiet else progress)
+    say()
+    say("[8/8] conclusion (synthetic: recall@6; real persona: recall_any@10; held-out halves):")
+    for line in conclusion(synthetic, real):
+        say("      " + line)
+
     # --- files
     res.save(out / "experiment")
     sw.table.to_csv(out / "sweep.csv", index=False)
@@ -568,6 +581,31 @@ def run_demo(
     )
     say(f"done in {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+def _figures(
+    numbers: pd.DataFrame,
+    systems: list[Pipeline],
+    tuned_name: str,
+    w_tuned: float,
+    drop: dict[str, str],
+) -> dict[str, Any]:
+    """The synthetic part's figures for ``memlab.demo_real.conclusion``: per system (a
+    repeated one under each of its names) its recall@6, Δ vs 0.7/0.3 with its CI and p."""
+    import math
+
+    per: dict[str, Any] = {}
+    for s, r in zip(systems, numbers.to_dict("records"), strict=True):
+        base_row = r["wtl"] == "baseline"
+        per[s.name] = {
+            "mean": r[METRIC],
+            "delta": 0.0 if base_row else r["delta"],
+            "ci": (0.0, 0.0) if base_row else (r["d_low"], r["d_high"]),
+            "p": math.nan if base_row else r["p_holm"],
+        }
+    for other, kept in drop.items():
+        per[other] = per[kept]
+    return {"systems": per, "tuned": tuned_name, "tuned_weight": w_tuned}
 
 
 def _plot_sweep(

@@ -81,12 +81,73 @@ def _table_rows(text: str) -> list[str]:
 def test_demo_runs_and_prints_each_step(demo_run: dict) -> None:
     text = demo_run["flat"]
     assert demo_run["runs"][0]["rc"] == 0
-    for step in range(1, 7):
-        assert f"[{step}/6]" in text
+    for step in range(1, 9):
+        assert f"[{step}/8]" in text
     assert "openclaw-shipped" in text and "AND keyword query, minScore 0.35" in text
     # The baseline is the 0.7/0.3 weighted sum on the OR leg, and the screen says why.
     assert "Δ = paired difference in recall@6 to wsum-0.7/0.3" in text
     assert "degenerate reference" in text
+
+
+def test_real_persona_rows_match_the_saved_experiment(demo_run: dict) -> None:
+    """The real persona's table (RealMem's recall_any@10, held-out queries): each row's mean
+    and Δ vs 0.7/0.3 with its bootstrap CI, recomputed from the saved per-query values; and
+    the conclusion answers each of its three questions."""
+    out: Path = demo_run["out"]
+    pq = pd.read_csv(out / "realmem" / "experiment" / "per_query.csv")
+    wide = pq[pq["metric"] == "recall_any@10"].pivot(index="qid", columns="system", values="value")
+    base = wide["wsum-0.7/0.3"].to_numpy(float)
+    block = demo_run["text"].split("[7/8]")[1].split("[8/8]")[0]
+    assert (
+        "RealMem persona Kenta_Tanaka" in block and f"held-out comparison on {len(base)}" in block
+    )
+    rows = [ln.split() for ln in block.splitlines() if ln.strip().split(" ")[0] in wide.columns]
+    assert {r[0] for r in rows} == set(wide.columns) >= {"recency", "bm25", "memlab-best"}
+    for r in rows:
+        x = wide[r[0]].to_numpy(float)
+        assert float(r[1]) == pytest.approx(x.mean(), abs=5e-4)
+        if r[0] != "wsum-0.7/0.3":
+            d = x - base
+            low, high = bootstrap_ci(d, 0.95, 10_000, 7)
+            assert float(r[2].replace("−", "-")) == pytest.approx(d.mean(), abs=5e-4)
+            shown = " ".join(r[3:5]).strip("[]").replace("−", "-").split(", ")
+            assert [float(v) for v in shown] == pytest.approx([low, high], abs=5e-4)
+    end = " ".join(demo_run["text"].split("[8/8]")[1].split("\nwrote ")[0].split())
+    for topic in ("tuned weight", "memlab-best", "leg"):
+        assert re.search(rf"(Both support|They disagree)[^.]*{topic}", end), topic
+
+
+def test_conclusion_says_what_both_support_and_why_they_disagree() -> None:
+    from memlab.demo_real import conclusion
+
+    def part(tuned_ci, best_ci, vector, bm25, w):
+        return {
+            "n": 50,
+            "tuned": "t",
+            "tuned_weight": w,
+            "systems": {
+                "t": {"mean": 0.5, "delta": 0.1, "ci": tuned_ci, "p": 0.01},
+                "memlab-best": {"mean": 0.6, "delta": 0.1, "ci": best_ci, "p": 0.01},
+                "vector": {"mean": vector, "delta": 0.0, "ci": (-0.1, 0.1), "p": 1.0},
+                "bm25": {"mean": bm25, "delta": 0.0, "ci": (-0.1, 0.1), "p": 1.0},
+            },
+        }
+
+    same = conclusion(
+        part((0.1, 0.3), (0.05, 0.2), 0.3, 0.7, 0.0), part((0.01, 0.2), (0.02, 0.1), 0.4, 0.6, 0.1)
+    )
+    assert all(line.startswith("Both support") for line in same)
+    assert "is better than 0.7/0.3" in same[0] and "bm25 is the stronger leg" in same[2]
+    split = conclusion(
+        part((0.1, 0.3), (0.05, 0.2), 0.3, 0.7, 0.0), part((-0.1, 0.1), (-0.02, 0.1), 0.7, 0.6, 0.9)
+    )
+    assert all(line.startswith("They disagree") for line in split)
+    assert (
+        "Why:" in split[0] and "resolve differences of about ±" in split[1] and "Why:" in split[2]
+    )
+    assert conclusion(part((0.1, 0.3), (0.05, 0.2), 0.3, 0.7, 0.0), None) == [
+        "Only the synthetic corpus ran: its findings are not checked on real data."
+    ]
 
 
 def test_no_two_rows_are_one_system(demo_run: dict) -> None:
@@ -188,7 +249,7 @@ def test_table_delta_and_ci_match_per_query_values(demo_run: dict) -> None:
 
 
 def test_tuned_weight_is_printed_with_its_ties(demo_run: dict) -> None:
-    block = demo_run["flat"].split("[4/6]")[1].split("[5/6]")[0]
+    block = demo_run["flat"].split("[4/8]")[1].split("[5/8]")[0]
     m = re.search(r"chosen: vector (\d\.\d\d) / text (\d\.\d\d)", block)
     assert m and float(m[1]) + float(m[2]) == pytest.approx(1.0)
     assert "tied on train:" in block or "no other weight ties it on train" in block
@@ -271,8 +332,8 @@ def test_second_run_reuses_corpus_and_index(demo_run: dict) -> None:
     assert second["key"] == first["key"]
 
     # Same measurements: everything from the keyword-leg step to the file list is identical.
-    def section(text: str) -> str:
-        return text.split("[3/6]")[1].split("\nwrote ")[0]
+    def section(text: str) -> str:  # timings aside
+        return re.sub(r"\(\d+\.\d+\xa0s\)", "", text.split("[3/8]")[1].split("\nwrote ")[0])
 
     assert section(second["out"]) == section(first["out"])
 
@@ -329,6 +390,7 @@ def test_default_demo_with_the_packaged_model(tmp_path: Path) -> None:
     m = re.search(r"on (\d+) held-out questions", text)
     assert m and int(m[1]) >= 150
     assert "Key test" in text
+    assert "RealMem persona Kenta_Tanaka" in text and "[8/8] conclusion" in text
     assert "it/s" not in proc.stderr
     # The demo keeps its indexes and results under --out; the user cache holds only the
     # packaged model's one-time ONNX export (memlab/onnx/<weights sha256>/, shared by every

@@ -249,3 +249,24 @@ def test_dev_personas_as_stated_in_docs(dev) -> None:
     # Every query has a past gold session; the cut-off hides its own session.
     assert dev.info["queries_with_gold"] == 728
     assert np.isfinite(dev.queries["cutoff"]).all()
+
+
+# ------------------------------------------------------------- the shipped persona
+
+
+def test_shipped_persona_is_the_original_and_loads(tmp_path: Path) -> None:
+    """datasets/realmem ships one persona, gzip-compressed, byte-identical to RealMem's
+    file (the sha256 its README states), with the Apache-2.0 licence beside it; the loader
+    reads it as it reads the .json."""
+    import gzip
+    import hashlib
+
+    folder = Path(__file__).resolve().parents[1] / "datasets" / "realmem"
+    gz = folder / "Kenta_Tanaka_dialogues_256k.json.gz"
+    digest = hashlib.sha256(gzip.decompress(gz.read_bytes())).hexdigest()
+    assert digest == "b8fe2e606db96dbce1ffa0ab7c21b23ce83d4b5d472d80cd4bd23cd8a259d397"
+    assert digest in (folder / "README.md").read_text()
+    assert "Apache License" in (folder / "LICENSE").read_text()
+    ds = load_realmem(folder, tmp_path / "out")
+    assert list(ds.workspaces) == ["Kenta_Tanaka"]
+    assert ds.info["sessions"] == 191 and ds.info["queries"] == 153

@@ -7,6 +7,7 @@ marker written last.
 from __future__ import annotations
 
 import hashlib
+import gzip
 import json
 import os
 import re
@@ -117,11 +118,15 @@ def sha256_file(path: Path) -> str:
 
 
 def read_json(path: Path, what: str) -> Any:
-    """Parse a JSON file, raising ``ValueError`` that names the file and ``what`` it should be."""
+    """Parse a JSON file (gzip-compressed when its name ends in ``.gz``), raising
+    ``ValueError`` that names the file and ``what`` it should be."""
     try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                return json.load(fh)
         with path.open(encoding="utf-8") as fh:
             return json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
         raise ValueError(f"{path} is not a {what} JSON file: {exc}") from exc
 
 

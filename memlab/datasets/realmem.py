@@ -155,14 +155,16 @@ def realmem_default_path() -> Path | None:
 
 
 def find_personas(path: Path) -> list[Path]:
-    """The persona files at ``path``: the file itself, or the ``*.json`` files directly in
-    a folder, sorted by name. ``FileNotFoundError`` naming ``path`` when it is missing or
+    """The persona files at ``path``: the file itself, or the ``*.json`` (and gzip-compressed
+    ``*.json.gz``) files directly in a folder, sorted by name. ``FileNotFoundError`` naming ``path`` when it is missing or
     holds none."""
     if path.is_file():
         return [path]
     if not path.is_dir():
         raise FileNotFoundError(f"RealMem not found: {path} does not exist")
-    files = sorted(p for p in path.glob("*.json") if p.is_file())
+    files = sorted(
+        p for p in [*path.glob("*.json"), *path.glob("*.json.gz")] if p.is_file()
+    )
     if not files:
         raise FileNotFoundError(f"no RealMem persona file (<Name>_dialogues_256k.json) in {path}")
     return files
@@ -171,7 +173,8 @@ def find_personas(path: Path) -> list[Path]:
 def persona_group(path: Path) -> str:
     """A persona file's workspace name: its stem without ``_dialogues[_256k]``
     (``Kenta_Tanaka``), checked to be one safe folder name."""
-    return check_dirname(_PERSONA_SUFFIX.sub("", path.stem), "RealMem persona file")
+    stem = path.name.removesuffix(".gz").removesuffix(".json")
+    return check_dirname(_PERSONA_SUFFIX.sub("", stem), "RealMem persona file")
 
 
 def parse_session_date(text: Any) -> tuple[datetime, bool]:
