@@ -6,8 +6,8 @@ marker written last.
 
 from __future__ import annotations
 
-import hashlib
 import gzip
+import hashlib
 import json
 import os
 import re

@@ -162,9 +162,7 @@ def find_personas(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise FileNotFoundError(f"RealMem not found: {path} does not exist")
-    files = sorted(
-        p for p in [*path.glob("*.json"), *path.glob("*.json.gz")] if p.is_file()
-    )
+    files = sorted(p for p in [*path.glob("*.json"), *path.glob("*.json.gz")] if p.is_file())
     if not files:
         raise FileNotFoundError(f"no RealMem persona file (<Name>_dialogues_256k.json) in {path}")
     return files
