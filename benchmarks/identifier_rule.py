@@ -47,7 +47,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from benchmarks._common import REPO, cache_dir, log, parser, print_table, report
+from benchmarks._common import committed_lab, log, parser, print_table, report
 
 CONV_METRICS = ("recall@5", "recall@10", "ndcg@10")
 SYNTH_METRICS = ("recall@1", "recall@6", "ndcg@10")
@@ -115,31 +115,17 @@ def per_query_means(res: Any, qids: list[str] | None, metrics: tuple[str, ...]) 
     }
 
 
-def synthetic_lab(ds: Any) -> Any:
-    from memlab.eval.lab import Lab
-
-    return Lab(
-        ds,
-        embedder="local",
-        unit="chunk",
-        index_dir=cache_dir() / "quality-synthetic-medium",
-        progress=False,
-        cache_vectors=True,
-    )
-
-
 def synthetic_part() -> dict[str, Any]:
     """bm25 and every variant on ``datasets/synthetic-medium``: recall@1 / recall@6 /
     nDCG@10 per query-mix category and overall, and each memlab-best variant's
     `sink_share`."""
     import pandas as pd
 
-    from memlab.datasets.base import load_folder
     from memlab.eval.experiment import run_experiment
     from memlab.pipeline import preset
 
-    ds = load_folder(REPO / "datasets" / "synthetic-medium")
-    lab = synthetic_lab(ds)
+    lab = committed_lab("synthetic-medium")
+    ds = lab.dataset
     frames = [
         run_experiment(
             [preset("bm25"), *systems("memlab-best")], lab, list(SYNTH_METRICS), baseline=None
@@ -149,7 +135,9 @@ def synthetic_part() -> dict[str, Any]:
     for s in systems("memlab-best-chunk"):
         variant = s.name.split(" | ")[1]
         with line_variant(variant):  # a fresh lab: line scores are keyed by system name
-            res = run_experiment([s], synthetic_lab(ds), list(SYNTH_METRICS), baseline=None)
+            res = run_experiment(
+                [s], committed_lab("synthetic-medium"), list(SYNTH_METRICS), baseline=None
+            )
         frames.append(res.per_query)
     res = SimpleNamespace(per_query=pd.concat(frames, ignore_index=True))
     q = ds.queries

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from benchmarks._common import REPO, cache_dir, log, parser, print_table, report
+from benchmarks._common import committed_lab, log, parser, print_table, report
 
 PRESETS = (
     "recency",
@@ -66,20 +66,11 @@ def _means(res: Any, metric: str, qids: Any = None) -> dict[str, float]:
 
 def synthetic() -> dict[str, dict[str, float]]:
     """``synthetic-medium`` as a whole and per category: {name: {preset: recall@10}}."""
-    from memlab.datasets.base import load_folder
     from memlab.eval.experiment import run_experiment
-    from memlab.eval.lab import Lab
     from memlab.pipeline import preset
 
-    ds = load_folder(REPO / "datasets" / "synthetic-medium")
-    lab = Lab(
-        ds,
-        embedder="local",
-        unit="chunk",
-        index_dir=cache_dir() / "quality-synthetic-medium",
-        progress=False,
-        cache_vectors=True,
-    )
+    lab = committed_lab("synthetic-medium")
+    ds = lab.dataset
     res = run_experiment([preset(p) for p in PRESETS], lab, [METRIC], baseline=None)
     out = {"synthetic-medium": _means(res, METRIC)}
     q = ds.queries

@@ -23,7 +23,6 @@ evidence span, left out of every recall/nDCG mean by the lab.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections import Counter
@@ -37,14 +36,12 @@ from memlab.datasets.base import Dataset, locate_data, shared_data_dir
 from memlab.datasets.convwriter import (
     LINE_BREAKS,
     Session,
-    cache_dir,
     check_dirname,
+    convert_grouped,
     evidence_frame,
     flatten,
     line_evidence,
-    materialise,
     read_json,
-    sha256_file,
     write_daily_files,
 )
 
@@ -149,17 +146,6 @@ def chat_group(chat: Path) -> str:
     return check_dirname(f"{chat.parent.name}-{chat.name}", "BEAM chat folder")
 
 
-def sources_digest(chats: list[Path]) -> str:
-    """sha256 over each chat's group name and the sha256 of its two files, in order: the
-    cache key of a converted BEAM folder (any edit to any file gives a new one)."""
-    h = hashlib.sha256()
-    for chat in chats:
-        h.update(chat_group(chat).encode())
-        for name in (CHAT_FILE, QUESTIONS_FILE):
-            h.update(sha256_file(chat / name).encode())
-    return h.hexdigest()
-
-
 def load_beam(
     path: str | Path | None = None,
     out_dir: str | Path | None = None,
@@ -187,21 +173,17 @@ def load_beam(
     input not in BEAM's shape.
     """
     path = locate_data("BEAM", BEAM_ENV, BEAM_DEFAULT, BEAM_WHAT, path, folder=True)
-    chats = find_chats(path)
-    groups = [chat_group(c) for c in chats]
-    if len(set(groups)) != len(groups):
-        dup = sorted(g for g, n in Counter(groups).items() if n > 1)
-        raise ValueError(f"{path}: two BEAM chat folders share the name {dup[0]!r}")
-    digest = sources_digest(chats)
-    marker = {"loader": "beam", "format_version": _FORMAT_VERSION, "source_sha256": digest}
-    is_default = out_dir is None
-    target = cache_dir(f"beam-{digest[:12]}") if out_dir is None else Path(out_dir).expanduser()
-    return materialise(
-        target,
-        marker,
-        lambda root: _build(chats, root, digest=digest),
+    return convert_grouped(
+        "beam",
+        find_chats(path),
+        group_of=chat_group,
+        files_of=lambda chat: [chat / CHAT_FILE, chat / QUESTIONS_FILE],
+        build=lambda chats, root, digest: _build(chats, root, digest=digest),
+        where=path,
+        what="BEAM chat folders",
+        format_version=_FORMAT_VERSION,
+        out_dir=out_dir,
         overwrite=overwrite,
-        rebuild_stale=is_default,
     )
 
 

@@ -177,6 +177,49 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
         return None
 
 
+def convert_grouped(
+    loader: str,
+    sources: list[Path],
+    *,
+    group_of: Callable[[Path], str],
+    files_of: Callable[[Path], Sequence[Path]],
+    build: Callable[[list[Path], Path, str], None],
+    where: Path,
+    what: str,
+    format_version: int,
+    out_dir: str | Path | None,
+    overwrite: bool,
+) -> Dataset:
+    """A data set of grouped sources (a BEAM chat folder, a RealMem persona file: one
+    workspace group each) converted once into memlab's folder format and then reused.
+
+    Group names (``group_of``) must be unique (``ValueError`` naming ``where`` and ``what``).
+    The cache key is sha256 over each source's group name and the sha256 of each of its
+    files (``files_of``), in order, so any edit gives a new one; the folder is ``out_dir``
+    or ``cache_dir(f"{loader}-<key[:12]>")``, filled by ``build(sources, folder, key)``
+    through `materialise` (a stale default folder is rebuilt; a given one only with
+    ``overwrite``)."""
+    groups = [group_of(s) for s in sources]
+    if len(set(groups)) != len(groups):
+        dup = sorted({g for g in groups if groups.count(g) > 1})
+        raise ValueError(f"{where}: two {what} share the name {dup[0]!r}")
+    h = hashlib.sha256()
+    for source, group in zip(sources, groups, strict=True):
+        h.update(group.encode())
+        for f in files_of(source):
+            h.update(sha256_file(f).encode())
+    digest = h.hexdigest()
+    marker = {"loader": loader, "format_version": format_version, "source_sha256": digest}
+    target = cache_dir(f"{loader}-{digest[:12]}") if out_dir is None else Path(out_dir).expanduser()
+    return materialise(
+        target,
+        marker,
+        lambda root: build(sources, root, digest),
+        overwrite=overwrite,
+        rebuild_stale=out_dir is None,
+    )
+
+
 def materialise(
     target: Path,
     marker: dict[str, Any],

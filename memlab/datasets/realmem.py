@@ -49,7 +49,6 @@ keys gold by text: it would merge them), ``duplicate_session_uuids`` (the first 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections import Counter
@@ -63,13 +62,11 @@ from memlab.datasets.base import Dataset, locate_data, shared_data_dir
 from memlab.datasets.convwriter import (
     LINE_BREAKS,
     Session,
-    cache_dir,
     check_dirname,
+    convert_grouped,
     evidence_frame,
     flatten,
-    materialise,
     read_json,
-    sha256_file,
     write_session_files,
 )
 
@@ -202,16 +199,6 @@ def read_is_query(value: Any) -> bool | None:
     return None
 
 
-def sources_digest(files: list[Path]) -> str:
-    """sha256 over each persona's group name and file sha256, in order: the cache key of a
-    converted RealMem folder."""
-    h = hashlib.sha256()
-    for f in files:
-        h.update(persona_group(f).encode())
-        h.update(sha256_file(f).encode())
-    return h.hexdigest()
-
-
 def load_realmem(
     path: str | Path | None = None,
     out_dir: str | Path | None = None,
@@ -232,21 +219,17 @@ def load_realmem(
     naming the file and field for input not in RealMem's shape.
     """
     root = locate_data("RealMem", REALMEM_ENV, REALMEM_DEFAULT, REALMEM_WHAT, path, folder=None)
-    files = find_personas(root)
-    groups = [persona_group(f) for f in files]
-    if len(set(groups)) != len(groups):
-        dup = sorted(g for g, n in Counter(groups).items() if n > 1)
-        raise ValueError(f"{root}: two persona files share the name {dup[0]!r}")
-    digest = sources_digest(files)
-    marker = {"loader": "realmem", "format_version": _FORMAT_VERSION, "source_sha256": digest}
-    is_default = out_dir is None
-    target = cache_dir(f"realmem-{digest[:12]}") if out_dir is None else Path(out_dir).expanduser()
-    return materialise(
-        target,
-        marker,
-        lambda out: _build(files, out, digest=digest),
+    return convert_grouped(
+        "realmem",
+        find_personas(root),
+        group_of=persona_group,
+        files_of=lambda f: [f],
+        build=lambda files, out, digest: _build(files, out, digest=digest),
+        where=root,
+        what="persona files",
+        format_version=_FORMAT_VERSION,
+        out_dir=out_dir,
         overwrite=overwrite,
-        rebuild_stale=is_default,
     )
 
 
