@@ -289,6 +289,10 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
         neighbor_next=0.3,
         neighbor_shape="off",
         **TURN_CONTEXT_OFF,
+        # The line system (memlab-best) carries the keyword floor and the identifier tier;
+        # a chunk's own score only breaks ties between equal best lines.
+        text_unmatched="missing",
+        identifier_tier=False,
     )
     return p.replace(**overrides) if overrides else p
 

@@ -80,6 +80,7 @@ LAYERS: dict[str, str] = {
     "memlab.viz": "lab",
     "memlab.widgets": "lab",
     "memlab.demo": "lab",
+    "memlab.demo_real": "lab",
     "memlab.cli*": "app",
     "memlab.labcli": "app",
     "memlab.server": "app",

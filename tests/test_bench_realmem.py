@@ -52,4 +52,4 @@ def test_missing_data_says_where_it_looked(tmp_path: Path) -> None:
         [sys.executable, str(SCRIPT), "--quick"], capture_output=True, text=True, env=env
     )
     assert proc.returncode == 2
-    assert "none does not exist" in proc.stderr
+    assert "none (no such file or folder)" in proc.stderr

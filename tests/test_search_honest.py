@@ -225,7 +225,7 @@ def test_explain_terms_add_up_for_memlab_best(small_workspace: Path) -> None:
     assert (scored["neighbor"] > 0).any()  # the context term is there and counted
     wv, wt = ex.attrs["weights"]
     assert ex.attrs["formula"].startswith(f"fused = {wv:.3f}·vector_norm + {wt:.3f}·text_norm")
-    assert ex.attrs["formula"].endswith("+ neighbor + file_context")
+    assert "score = fused + neighbor + file_context + id_tier" in ex.attrs["formula"]
     # The returned rows are exactly the ranking's results, with its scores.
     frame = p.run(cs)
     assert "neighbor" in frame.columns
@@ -240,9 +240,11 @@ def test_explain_terms_add_up_for_memlab_best(small_workspace: Path) -> None:
     )  # fmt: skip
     header = next(ln for ln in out.splitlines() if ln.startswith("#  vector_score"))
     assert code == 0 and "+ neighbor" in out
-    assert header.split()[-5:] == [
+    assert header.split()[-7:] == [
         "neighbor",
         "file_context",
+        "ids_held",
+        "id_tier",
         "score",
         "mmr_position",
         "selected_by",

@@ -125,7 +125,7 @@ def test_active_stages_name_what_each_system_runs() -> None:
     # OpenClaw's vector-only path skips decay and MMR unless rerank_vector_only.
     assert "decay" not in preset("openclaw", decay="exact").active_stages("vector")
     best = preset("memlab-best").active_stages()
-    assert best[-4:] == ("neighbor", "file_context", "headings", "selection")
+    assert best[-5:] == ("neighbor", "file_context", "headings", "identifier_tier", "selection")
     assert [s.name for s in STAGES][:3] == ["legs", "normalize", "fusion"]
 
 
@@ -203,7 +203,7 @@ def test_a_registered_stage_is_a_parameter_in_scores_explain_and_repr(index) -> 
         assert "length_prior" not in base.active_stages()
         p = base.replace(length_prior=0.5)
         assert p.length_prior == 0.5 and "length_prior=0.5" in repr(p)
-        assert p.active_stages()[-2:] == ("length_prior", "selection")
+        assert p.active_stages()[-3:] == ("length_prior", "identifier_tier", "selection")
         assert p.replace(length_prior=0.0) == base  # the default is "off", stored as such
         with pytest.raises(ValueError, match="length_prior"):
             base.replace(length_prior=-1)
@@ -212,7 +212,7 @@ def test_a_registered_stage_is_a_parameter_in_scores_explain_and_repr(index) -> 
         np.testing.assert_array_equal(after["final"], before["final"] * after["length"])
         assert (after["length"][after["valid"]] < 1).any()
         ex = explain(p, cs)
-        assert ex.attrs["formula"].endswith("score = (fused + neighbor + file_context) × length")
+        assert "score = (fused + neighbor + file_context) × length + id_tier" in ex.attrs["formula"]
         assert_explain_adds_up(p, ex, p.run(cs))
         assert "length" in p.run(cs).columns
     assert "length_prior" not in stage_param_defaults() and "length" not in STAGE_ARRAYS

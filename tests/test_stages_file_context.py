@@ -102,7 +102,7 @@ def by_position(cs: Any, row: np.ndarray) -> dict[int, float]:
 def test_file_context_stage_by_hand(index: Any) -> None:
     from memlab.presets import memlab_best
 
-    base = memlab_best(file_context=0.0, drop_headings=False)
+    base = memlab_best(file_context=0.0, drop_headings=False, identifier_tier=False)
     on = base.replace(file_context=0.7)
     cs = on.retrieve(index, QUERY, depth=50)
     st0, st1 = base.scores(cs), on.scores(cs)
@@ -224,7 +224,7 @@ def test_explain_adds_up_with_file_context_and_window(index: Any) -> None:
     cs = p.retrieve(index, QUERY, qids=["q0"], depth=50)
     r = p.rank(cs)
     ex = explain(p, cs, r)
-    assert ex.attrs["formula"].endswith("+ neighbor + file_context")
+    assert "+ neighbor + file_context + id_tier" in ex.attrs["formula"]
     assert (ex["file_context"].dropna() != 0).any()
     assert_explain_adds_up(p, ex, ranking_frame(cs, r))
 
@@ -238,6 +238,7 @@ def test_fast_sweep_refuses_file_context(index: Any) -> None:
         neighbor_next=0.0,
         neighbor_shape="off",
         drop_headings=False,
+        identifier_tier=False,
         **TURN_CONTEXT_OFF,
     )
     cs = plain.retrieve(index, QUERY, depth=50)
@@ -252,7 +253,13 @@ def test_the_presets_values() -> None:
     want = {"neighbor_prev": 0.3, "neighbor_next": 0.3, "neighbor_prev2": 0.3}
     want |= {"neighbor_next2": 0.1, "neighbor_agg": "sum", "file_context": 1.0}
     assert got == want
-    assert best.active_stages()[-4:] == ("neighbor", "file_context", "headings", "selection")
+    assert best.active_stages()[-5:] == (
+        "neighbor",
+        "file_context",
+        "headings",
+        "identifier_tier",
+        "selection",
+    )
     chunk = memlab_best_chunk()  # keeps the one-step rule and no file context
     assert all(getattr(chunk, k) == v for k, v in TURN_CONTEXT_OFF.items())
     assert "file_context" not in chunk.active_stages()
