@@ -255,3 +255,45 @@ def test_extractive_respects_its_budget(tmp_path: Path):
     for n in run.notes:
         per_flush[n.flush] = per_flush.get(n.flush, 0) + turn_tokens(first_sentence(n.text))
     assert per_flush and max(per_flush.values()) <= 40
+
+
+def test_cli_flush_simulate_writes_where_told(tmp_path: Path, capsys):
+    from memlab.cli import main
+
+    ds = make_dataset(tmp_path / "src")
+    out = tmp_path / "out"
+    argv = ["flush", "simulate", "folder", "--path", str(ds.root), "--out", str(out)]
+    rc = main(
+        [
+            *argv,
+            "--context-window",
+            "1500",
+            "--reserve-floor",
+            "200",
+            "--soft-threshold",
+            "100",
+            "--policy",
+            "oracle",
+            "--json",
+        ]
+    )
+    assert rc == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["threshold_tokens"] == 1200 and report["flushes"] >= 2
+    assert all((out / m / "dataset.json").is_file() for m in FLUSH_MEMORIES)
+    (tmp_path / "theirs").mkdir()
+    (tmp_path / "theirs" / "MEMORY.md").write_text("keep")
+    assert (
+        main(
+            [
+                "flush",
+                "simulate",
+                "folder",
+                "--path",
+                str(ds.root),
+                "--out",
+                str(tmp_path / "theirs"),
+            ]
+        )
+        == 2
+    )
