@@ -146,3 +146,12 @@ SYNTH_DEFAULT_MIX: tuple[str, ...] = tuple(p for p in SYNTH_PHENOMENA if p != "c
 SYNTH_RELEASE_PHENOMENA: tuple[str, ...] = (
     *("importance", "project", "filename", "trigger", "longlived"),
 )
+
+# ------------------------------------------------------------ memory flush (lab)
+# memlab.flush: the policies that decide what a pre-compaction flush writes (meanings in
+# memlab.flush.policies), when an agent session starts over (memlab.flush.config), how the
+# flushed notes are laid out on disk, and which memory a simulated workspace holds.
+FLUSH_POLICIES: tuple[str, ...] = ("none", "extracted", "extractive", "oracle")
+FLUSH_RESETS: tuple[str, ...] = ("never", "day", "session")
+FLUSH_LAYOUTS: tuple[str, ...] = ("daily", "session")
+FLUSH_MEMORIES: tuple[str, ...] = ("notes", "transcripts", "both")

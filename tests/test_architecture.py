@@ -77,6 +77,7 @@ LAYERS: dict[str, str] = {
     "memlab.doctor": "engine",
     "memlab.eval": "lab",
     "memlab.datasets": "lab",
+    "memlab.flush": "lab",
     "memlab.viz": "lab",
     "memlab.widgets": "lab",
     "memlab.demo": "lab",

@@ -27,6 +27,7 @@ NOTEBOOKS = [
     "07_openclaw_releases",
     "08_transfer",
     "09_realmem",
+    "10_flush",
 ]
 # Committed outputs must stay small (they are diffs in review), and 05's must be empty:
 # its outputs would quote LoCoMo, which is licensed CC BY-NC and never copied into the repo.
@@ -35,7 +36,7 @@ NO_OUTPUTS = {"05_locomo"}
 # Read LoCoMo (and 08 BEAM too) from ../shared; each prints "… not found" and skips when absent.
 NEEDS_LOCOMO = {"05_locomo", "08_transfer"}
 # Reads RealMem from ../shared (or MEMLAB_REALMEM); prints "RealMem not found" and skips.
-NEEDS_SHARED = NEEDS_LOCOMO | {"09_realmem"}
+NEEDS_SHARED = NEEDS_LOCOMO | {"09_realmem", "10_flush"}
 CELL_TIMEOUT = 900
 
 
@@ -131,6 +132,7 @@ def test_notebook_executes(name: str) -> None:
         ("08_transfer", "MEMLAB_LOCOMO", "absent.json"),
         ("08_transfer", "MEMLAB_BEAM", "absent-beam"),
         ("09_realmem", "MEMLAB_REALMEM", "absent-realmem"),
+        ("10_flush", "MEMLAB_REALMEM", "absent-realmem"),
     ],
 )
 def test_data_notebooks_skip_cleanly_without_the_data(

@@ -35,6 +35,7 @@ from memlab.cli.engine import (
     cmd_synth,
     cmd_watch,
 )
+from memlab.cli.flush import add_parser as add_flush_parser
 from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import cmd_search, parse_now
 from memlab.cli.server import add_parser as add_mcp_parser
@@ -247,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mcp_parser(sub)
     add_doctor_parser(sub)
+    add_flush_parser(sub)
     add_lab_parsers(sub)
     return parser
 
