@@ -302,7 +302,7 @@ def random_lab_candidates(
     from memlab.eval.lab import LabCandidates
     from memlab.eval.relevance import candidate_coverage, span_table
     from memlab.fusion import bm25_rank_to_score
-    from memlab.index import ChunkTable
+    from memlab.store import ChunkTable
 
     rng = np.random.default_rng(seed)
     pool = 2 * depth

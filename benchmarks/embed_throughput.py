@@ -12,7 +12,7 @@
    session run with 1 and 2 threads, mean pooling, the padding a batch carries with and
    without length sorting, and the arithmetic rate each backend reaches (the matrix
    products of 6 layers at the batch's sequence length, counted exactly).
-3. ``--locomo PATH``: LoCoMo at turn level through memlab's lab (``PresetLab`` +
+3. ``--locomo PATH``: LoCoMo at turn level through memlab's lab (``Lab` with ``cache_vectors=True``` +
    ``run_experiment``, the code behind ``memlab eval``), preset ``vector``, each backend
    in its own index folder under the benchmark cache (so onnx embeds every turn itself
    instead of reusing torch's vectors): queries whose top-10 differ from torch's, and
@@ -201,8 +201,8 @@ def locomo(path: str) -> dict[str, Any]:
     backend (each backend on its own cached index folder)."""
     from memlab.datasets.locomo import load_locomo
     from memlab.eval.experiment import run_experiment
-    from memlab.eval.lab import PresetLab
-    from memlab.pipeline import preset
+    from memlab.eval.lab import Lab
+    from memlab.presets import preset
 
     ds = load_locomo(path)
     tops: dict[str, dict[str, list[tuple[str, int]]]] = {}
@@ -210,7 +210,9 @@ def locomo(path: str) -> dict[str, Any]:
     for label in ("torch", "onnx", "onnx-int8"):
         emb = make(label)
         folder = cache_dir() / f"embed-locomo-turn-{label}"
-        lab = PresetLab(ds, embedder=emb, unit="turn", index_dir=folder, progress=False)
+        lab = Lab(
+            ds, cache_vectors=True, embedder=emb, unit="turn", index_dir=folder, progress=False
+        )
         t = time.perf_counter()
         res = run_experiment([preset("vector")], lab, ["recall@5", "recall@10"], keep_runs=True)
         seconds = time.perf_counter() - t

@@ -19,9 +19,15 @@ turns: what an LLM flush writes), ``extractive`` (no model, 2,000 tokens per flu
 sentences of user turns with the most content words and specifics), ``oracle`` (the
 evidence turns themselves: the upper bound).
 
-SYSTEMS. bm25, vector, memlab-best, and OpenClaw as shipped: ``openclaw-current`` on LoCoMo;
-on RealMem ``openclaw`` (2026-04), because the lab refuses time cut-offs with the release's
-keyword mode (``memlab.candidates.retrieve``).
+SYSTEMS. bm25, vector, memlab-best, and OpenClaw as shipped (``openclaw-current``; on
+RealMem with the as-of cut-offs, its filename leg over the past's files only).
+
+DAILY LAYOUT. OpenClaw's own file layout (every flush of a day appends to
+``memory/YYYY-MM-DD.md``) mixes the notes of many sessions in one file, so it is scored at
+unit level: OpenClaw's ~400-token chunks, a chunk relevant when it holds an evidence line
+(a note line by provenance), under bm25, vector, openclaw-current and memlab-best-chunk.
+LoCoMo only: its questions come after the conversation, whereas a daily file is dated
+midnight, so under RealMem's cut-offs a question would see that day's later notes.
 
 CONFIG. RealMem at OpenClaw's defaults (200k window: 176k threshold); LoCoMo's five
 conversations are 16–27k tokens each, so at the defaults no flush ever fires (the notes are
@@ -49,7 +55,7 @@ from memlab.datasets.base import Dataset
 from memlab.flush import FlushConfig, flush_study
 from memlab.flush.measure import MEMORY_METRICS, compare_memories
 
-REALMEM_SYSTEMS = ("bm25", "vector", "openclaw", "memlab-best")
+REALMEM_SYSTEMS = ("bm25", "vector", "openclaw-current", "memlab-best")
 LOCOMO_SYSTEMS = ("bm25", "vector", "openclaw-current", "memlab-best")
 POLICIES = {"realmem": ("extracted", "extractive", "oracle"), "locomo": ("extractive", "oracle")}
 MAIN_CONFIG = {"realmem": FlushConfig(), "locomo": FlushConfig(context_window=32_000)}
@@ -61,6 +67,7 @@ WINDOWS = {
 SOFTS = {"realmem": (4_000, 40_000, 100_000, 150_000), "locomo": (4_000, 12_000, 24_000, 36_000)}
 SOFT_WINDOW = {"realmem": 200_000, "locomo": 64_000}
 SWEEP_SYSTEMS = ("bm25", "memlab-best")
+DAILY_SYSTEMS = ("bm25", "vector", "openclaw-current", "memlab-best-chunk")
 LABELS = {"recall_any@5": "R_any@5", "recall_any@10": "R_any@10", "ndcg_jk@10": "nDCG@10"}
 
 
@@ -121,6 +128,19 @@ def sweep(ds: Dataset, name: str, embedder: str) -> list[dict[str, Any]]:
     return rows
 
 
+def daily(ds: Dataset, name: str, embedder: str) -> list[dict[str, Any]]:
+    """The ``daily`` layout at unit level, OpenClaw's chunks (module docstring), for each
+    policy of ``name`` at its main config."""
+    rows: list[dict[str, Any]] = []
+    for policy in POLICIES[name]:
+        fw = flush_study(ds, MAIN_CONFIG[name], policy, layout="daily")
+        cmp = compare_memories(fw, DAILY_SYSTEMS, embedder=embedder, unit="chunk", level="unit")
+        rows.extend(table_rows(cmp, policy))
+        files = {r["memory"]: r["files"] for r in cmp.cost.to_dict(orient="records")}
+        log(f"{name} daily {policy}: {files}")
+    return rows
+
+
 def study(name: str, ds: Dataset, embedder: str) -> dict[str, Any]:
     """The main table, costs and the sweep of one data set."""
     systems = REALMEM_SYSTEMS if name == "realmem" else LOCOMO_SYSTEMS
@@ -150,6 +170,13 @@ def study(name: str, ds: Dataset, embedder: str) -> dict[str, Any]:
         )
         print_table(rows)
         print_table(cost)
+    if name == "locomo":
+        out["daily"] = daily(ds, name, embedder)
+        print(
+            f"\n{name} dev, daily layout (OpenClaw's), window {cfg.context_window:,}: unit "
+            "level, OpenClaw's chunks; Δ and p_adj against transcripts"
+        )
+        print_table(out["daily"])
     out["sweep"] = sweep(ds, name, embedder)
     print(f"\n{name}: flush frequency against the notes' recall_any@10")
     print_table(out["sweep"])
@@ -182,8 +209,8 @@ def main() -> int:
         "windows": WINDOWS,
         "softs": SOFTS,
         "metrics": list(MEMORY_METRICS),
-        "level": "file (session)",
-        "unit": "turn",
+        "level": "file (session); daily table: unit",
+        "unit": "turn; daily table: chunk",
     }
     report("flush_quality", args, inputs, results)
     return 0

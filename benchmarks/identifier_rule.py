@@ -68,7 +68,7 @@ def systems(name: str) -> list[Any]:
     """``name`` under every variant, each named ``"<preset> | <variant>"``. For
     ``memlab-best-chunk`` the variant is also its line system's (``memlab-best``'s): run
     each inside `line_variant`."""
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     return [preset(name, **kw).replace(name=f"{name} | {v}") for v, kw in VARIANTS.items()]
 
@@ -77,7 +77,7 @@ def systems(name: str) -> list[Any]:
 def line_variant(variant: str) -> Iterator[None]:
     """``memlab-best-chunk``'s line system (the ``memlab-best`` line system) under
     ``variant`` for the duration (``register_line_system``), restored after."""
-    from memlab.pipeline import preset
+    from memlab.presets import preset
     from memlab.stages.best_line import line_system_factory, register_line_system
 
     before = line_system_factory("memlab-best")
@@ -122,7 +122,7 @@ def synthetic_part() -> dict[str, Any]:
     import pandas as pd
 
     from memlab.eval.experiment import run_experiment
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     lab = committed_lab("synthetic-medium")
     ds = lab.dataset

@@ -96,7 +96,7 @@ def daily_logs(
 def throughput(embedder: Any, n_chunks: int, repeats: int) -> dict[str, Any]:
     """End-to-end sync vs raw embedding of the same chunk texts (fresh database each time)."""
     from memlab.chunking import ChunkerConfig
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     chunker = ChunkerConfig()
     files = max(1, n_chunks // 4)
@@ -151,7 +151,7 @@ def incremental(embedder: Any, repeats: int, quick: bool = False) -> dict[str, A
     """Append one line to one daily log of a cached 10,000-chunk index (``quick``: ~150
     chunks); time the sync."""
     from memlab.chunking import ChunkerConfig
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     chunker = ChunkerConfig("openclaw", tokens=100, overlap=20)
     parts = INCREMENTAL_PARTS_QUICK if quick else INCREMENTAL_PARTS

@@ -172,7 +172,7 @@ def _consistency(con: sqlite3.Connection, fts_check: bool, dims: int | None) -> 
 def make_index(ws: Path, db: Path) -> Any:
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     return MemoryIndex(
         ws,

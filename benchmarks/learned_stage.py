@@ -42,9 +42,9 @@ def main() -> int:
     args = ap.parse_args()
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
     from memlab.presets import memlab_best
     from memlab.stages import learned
+    from memlab.store import MemoryIndex
 
     n = args.chunks or (2_000 if args.quick else 10_000)
     nq = args.queries or (10 if args.quick else 50)

@@ -65,7 +65,7 @@ def big_log_run(workdir: str | Path, megabytes: float = 50, embedder: str = "has
     resident set, including the interpreter and imports: compare with
     ``rss_before_mb``, taken after the imports and the embedder's warm-up).
     """
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
     from memlab.textquery import build_fts_query
 
     root = Path(workdir)
@@ -112,7 +112,7 @@ def big_log_run(workdir: str | Path, megabytes: float = 50, embedder: str = "has
 # ---------------------------------------------------------------------- tiny files
 def tiny_files_run(workdir: str | Path, files: int = 10_000, embedder: str = "hashing") -> dict:
     """Full sync, no-op sync and one-file-change sync over ``files`` one-line files."""
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     ws = Path(workdir) / "ws"
     for i in range(files):
@@ -144,7 +144,7 @@ import sys, threading, time
 from pathlib import Path
 sys.path.insert(0, {bench!r})
 from load import _embedder
-from memlab.index import MemoryIndex
+from memlab.store import MemoryIndex
 from memlab.watch import watch
 ws, db, every, seconds = Path({ws!r}), Path({db!r}), {every!r}, {seconds!r}
 idx = MemoryIndex(ws, db_path=db, embedder=_embedder({embedder!r}), progress=False)
@@ -194,7 +194,7 @@ def load_run(
     latency percentiles (ms), errors (exceptions or ``memory_search`` error payloads),
     the achieved rate, and how many appended lines a final search cannot find.
     """
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
     from memlab.textquery import build_fts_query
     from memlab.tools import memory_search
 

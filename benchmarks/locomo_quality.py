@@ -46,8 +46,8 @@ import pandas as pd
 from benchmarks._common import chunk_as_unit, log, parser, print_table, report
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import QUESTION_SPLIT_SEED as SEED
-from memlab.pipeline import Pipeline, preset
-from memlab.presets import TURN_CONTEXT_OFF, memlab_best
+from memlab.pipeline import Pipeline
+from memlab.presets import TURN_CONTEXT_OFF, memlab_best, preset
 
 TURN_METRICS = ["recall@5", "recall@10"]
 CHUNK_METRICS = ["recall@6", "recall@10"]

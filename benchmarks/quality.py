@@ -157,7 +157,7 @@ def evaluate(
     ``CATEGORY_METRICS``: mean, "n": its questions}}."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.pipeline import PRESETS, preset
+    from memlab.presets import PRESETS, preset
 
     names = list(presets or PRESETS)
 

@@ -67,7 +67,7 @@ def _means(res: Any, metric: str, qids: Any = None) -> dict[str, float]:
 def synthetic() -> dict[str, dict[str, float]]:
     """``synthetic-medium`` as a whole and per category: {name: {preset: recall@10}}."""
     from memlab.eval.experiment import run_experiment
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     lab = committed_lab("synthetic-medium")
     ds = lab.dataset
@@ -86,7 +86,7 @@ def conversations() -> dict[str, dict[str, float]]:
     from memlab.datasets.locomo import load_locomo
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     out = {}
     for name, load in (("locomo", load_locomo), ("beam", load_beam)):
@@ -109,7 +109,7 @@ def realmem() -> dict[str, dict[str, float]]:
     from memlab.datasets.realmem import load_realmem
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     try:
         ds = load_realmem()

@@ -115,8 +115,8 @@ def realmem_texts() -> dict[str, list[str]] | None:
 def child(mode: str, kind: str, out: Path, work: Path) -> None:
     """One cold evaluation in this process; its figures as JSON into ``out``."""
     from memlab.eval.experiment import run_experiment
-    from memlab.eval.lab import PresetLab
-    from memlab.pipeline import preset
+    from memlab.eval.lab import Lab
+    from memlab.presets import preset
 
     ds = dataset(kind, work)
     systems = [preset(s) for s in SYSTEMS]
@@ -142,7 +142,14 @@ def child(mode: str, kind: str, out: Path, work: Path) -> None:
             ray.get(nothing.remote())
             trips.append(time.perf_counter() - t)
         result["empty_task_seconds"] = float(np.median(trips))
-    lab = PresetLab(ds, embedder="local", unit="turn", index_dir=work / mode, executor=runner)
+    lab = Lab(
+        ds,
+        cache_vectors=True,
+        embedder="local",
+        unit="turn",
+        index_dir=work / mode,
+        executor=runner,
+    )
     res = run_experiment(systems, lab, METRICS)
     result["seconds"] = time.perf_counter() - t0
     result["driver_peak_mib"] = peak_rss_mb()

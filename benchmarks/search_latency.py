@@ -68,7 +68,7 @@ def open_index(n: int) -> tuple[Any, dict[str, Any]]:
     """The synced hashing/line index over ``note_workspace(n)`` (built once, cached)."""
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     ws = note_workspace(n)
     root = ws.parent
@@ -233,7 +233,7 @@ def bandwidth(v: np.ndarray, repeats: int) -> dict[str, Any]:
 def worker_latency(n: int, nq: int, repeats: int, quick: bool) -> dict[str, Any]:
     from memlab import candidates
     from memlab.candidates import retrieve
-    from memlab.pipeline import openclaw
+    from memlab.presets import openclaw
     from memlab.textquery import build_fts_query
     from memlab.vectors import (
         FaissHNSW,
@@ -395,7 +395,7 @@ def worker_rss(n: int) -> dict[str, Any]:
     import sqlite3
 
     from memlab.candidates import retrieve
-    from memlab.pipeline import openclaw
+    from memlab.presets import openclaw
     from memlab.vectors import make_engine
 
     base = rss_mb()

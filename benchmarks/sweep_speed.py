@@ -52,14 +52,14 @@ METRIC = "ndcg@10"
 
 
 def wsum_base() -> Any:
-    from memlab.pipeline import openclaw
+    from memlab.presets import openclaw
 
     # Rank every candidate: no threshold, 10 results, 50 per leg (10 × 5).
     return openclaw(name="wsum", min_score=0.0, max_results=10, candidate_multiplier=5.0)
 
 
 def rrf_base() -> Any:
-    from memlab.pipeline import rrf_preset
+    from memlab.presets import rrf_preset
 
     return rrf_preset(name="rrf", max_results=10, candidate_multiplier=5.0)
 
@@ -146,8 +146,8 @@ def run_ranx(
 
 def rerun_search(quick: bool) -> dict[str, Any]:
     """Seconds to retrieve and rank every query once: the cost of one setting without a cache."""
+    from memlab.cli.lab import load_dataset
     from memlab.eval.lab import Lab
-    from memlab.labcli import load_dataset
 
     cache = cache_dir()
     try:

@@ -25,7 +25,7 @@ from memlab.vocab import DEFAULT_MEMORY_FILES, KEYWORD_MODES
 if TYPE_CHECKING:
     import pandas as pd
 
-    from memlab.index import ChunkTable, MemoryIndex
+    from memlab.store import ChunkTable, MemoryIndex
 
 ABSENT_RANK = -1
 # From this many chunks the keyword leg runs in a thread beside the vector scan (below
@@ -235,8 +235,8 @@ def retrieve(
     (``MemoryIndex.past_keywords``: bm25 with the past's own statistics), the vector leg
     scans the visible vectors exactly (an approximate vector engine is refused). The
     result equals a retrieval on an index of a workspace holding only those units
-    (positions aside). ``keyword_mode="openclaw-current"`` reads every path of the index
-    (its filename leg) and is refused with a cut-off (ValueError).
+    (positions aside); under ``keyword_mode="openclaw-current"`` the filename leg searches
+    the visible paths only (``keyword_candidates(visible=…)``).
     """
     if keyword_mode not in KEYWORD_MODES:
         raise ValueError(f"keyword_mode must be one of {KEYWORD_MODES}; got {keyword_mode!r}")
@@ -249,11 +249,6 @@ def retrieve(
         raise ValueError(f"{len(qids)} qids for {nq} queries")
     cut = check_cutoffs(cutoffs, nq)
     timed = bool(np.isfinite(cut).any())
-    if timed and keyword and keyword_mode == "openclaw-current":
-        raise ValueError(
-            "time cut-offs are not supported with keyword_mode='openclaw-current' (its "
-            "filename leg reads every path of the index); use 'and' or 'or'"
-        )
     index.ensure_synced()
     table = index.table
     vdepth = depth if vector_depth is None else vector_depth
@@ -285,15 +280,16 @@ def retrieve(
         try:
             for qi in order:
                 query = queries[qi]
-                if keyword_mode == "openclaw-current":
-                    kw_pos, kw_rank, current_hits[qi] = _current_keyword(index, query)
-                    out[qi] = (kw_pos, kw_rank)
-                    continue
                 m = visible(qi)
                 search = index.keyword_search
                 if m is not None and past is not None:
                     past.show(m)
                     search = past.search
+                if keyword_mode == "openclaw-current":
+                    past_rows = None if m is None else (m, search)
+                    kw_pos, kw_rank, current_hits[qi] = _current_keyword(index, query, past_rows)
+                    out[qi] = (kw_pos, kw_rank)
+                    continue
                 and_query = keyword_mode == "and"
                 fts = build_fts_query(query) if and_query else build_fts_query_or(query)
                 kw_pos, kw_rank = search(fts, depth)
@@ -366,13 +362,19 @@ def retrieve(
 CURRENT_KEYWORD_ARRAYS = ("kw_hit", "kw_score", "kw_text", "kw_path", "kw_body", "kw_spec")
 
 
-def _current_keyword(index: MemoryIndex, query: str) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+def _current_keyword(
+    index: MemoryIndex, query: str, past: tuple[np.ndarray, Any] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     """The release's keyword results as (positions, bm25 of the body hit or NaN, hits):
     every search of one query (strict, expansion terms, path table), 200 rows each,
-    merged as the release merges them (``keyword_candidates``)."""
+    merged as the release merges them (``keyword_candidates``); ``past``: (visible rows,
+    their keyword search) under a time cut-off."""
     from memlab.openclaw_current.retrieval import keyword_candidates
 
-    hits, _, _ = keyword_candidates(index, query)
+    if past is None:
+        hits, _, _ = keyword_candidates(index, query)
+    else:
+        hits, _, _ = keyword_candidates(index, query, visible=past[0], search=past[1])
     pos = np.array([h.pos for h in hits], dtype=np.int64)
     rank = np.array([math.nan if h.bm25 is None else h.bm25 for h in hits], dtype=np.float64)
     return pos, rank, hits

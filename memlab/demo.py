@@ -337,7 +337,7 @@ def run_demo(
         win_tie_loss,
     )
     from memlab.eval.sweep import split_queries, sweep
-    from memlab.pipeline import preset
+    from memlab.presets import preset
     from memlab.textquery import build_fts_query
 
     def say(msg: str = "", wrap: bool = True) -> None:

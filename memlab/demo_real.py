@@ -64,7 +64,7 @@ def run_real(
     from memlab.eval.lab import Lab
     from memlab.eval.significance import bootstrap_ci
     from memlab.eval.sweep import split_queries, sweep
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     src = shipped_persona()
     if src is None:

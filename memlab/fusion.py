@@ -336,8 +336,31 @@ def weighted_sum(
     if v.shape != t.shape:
         raise ValueError(f"vec and text shapes differ: {v.shape} vs {t.shape}")
     v_absent, t_absent = np.isnan(v), np.isnan(t)
-    out = wv * np.where(v_absent, missing, v) + wt * np.where(t_absent, missing, t)
+    out = wsum_kernel(np.where(v_absent, missing, v), np.where(t_absent, missing, t), wv, wt)
     return _mask(np.where(v_absent & t_absent, np.nan, out), valid)
+
+
+def wsum_kernel(vec: np.ndarray, text: np.ndarray, wv: float, wt: float) -> np.ndarray:
+    """``wv·vec + wt·text`` elementwise, the weights as given (the one weighted-sum
+    formula: `weighted_sum` and the pipeline's fusion stage both compute through it;
+    absent legs must already hold their fill value)."""
+    return wv * vec + wt * text
+
+
+def rrf_kernel(ranks: np.ndarray, weights: np.ndarray, k: float) -> np.ndarray:
+    """``Σ_i w_i / (k + rank_i + 1)`` over axis 0 of ``ranks`` [L, …] (0-based, −1 =
+    absent: adds 0), ``weights`` [L]; no validation (the one RRF formula: `rrf` and the
+    pipeline's fusion stage both compute through it)."""
+    w = np.asarray(weights, dtype=np.float64).reshape((-1,) + (1,) * (ranks.ndim - 1))
+    return np.where(ranks >= 0, w / (k + ranks + 1.0), 0.0).sum(axis=0)
+
+
+def rrf_top_bonus(ranks: np.ndarray) -> np.ndarray:
+    """QMD's top-rank bonus per document from ``ranks`` [L, …] (−1 = absent): +0.05 when
+    its best rank over the legs is 0, +0.02 when it is 1 or 2, else 0 (and 0 when no
+    leg found it)."""
+    best = np.where(ranks >= 0, ranks, np.inf).min(axis=0)
+    return np.where(best == 0, RRF_BONUS_FIRST, np.where(best <= 2, RRF_BONUS_TOP3, 0.0))
 
 
 def _check_weights(weights: Sequence[float] | None, n: int) -> np.ndarray:
@@ -381,13 +404,10 @@ def rrf(
     r = _stack(ranks, np.float64, "rank")
     if np.isnan(r).any() or np.any(r < -1) or np.any(r != np.floor(r)):
         raise ValueError("ranks must be integers >= 0, or -1 for absent")
-    w = _check_weights(weights, r.shape[0]).reshape((-1,) + (1,) * (r.ndim - 1))
-    found = r >= 0
-    out = np.where(found, w / (k + r + 1.0), 0.0).sum(axis=0)
+    out = rrf_kernel(r, _check_weights(weights, r.shape[0]), k)
     if top_bonus:
-        best = np.where(found, r, np.inf).min(axis=0)
-        out = out + np.where(best == 0, RRF_BONUS_FIRST, np.where(best <= 2, RRF_BONUS_TOP3, 0.0))
-    return _mask(np.where(found.any(axis=0), out, np.nan), valid)
+        out = out + rrf_top_bonus(r)
+    return _mask(np.where((r >= 0).any(axis=0), out, np.nan), valid)
 
 
 def _comb(scores_list: Sequence[Any], weights: Sequence[float] | None) -> tuple[np.ndarray, ...]:

@@ -52,8 +52,8 @@ from memlab.vocab import MCP_CORPORA
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from memlab.index import MemoryIndex, SyncReport
     from memlab.pipeline import Pipeline
+    from memlab.store import MemoryIndex, SyncReport
 
 __all__ = [
     "QUERY_THREADS",

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from memlab.candidates import CandidateSet
-    from memlab.index import MemoryIndex
     from memlab.pipeline import Pipeline, Ranking
+    from memlab.store import MemoryIndex
 
 SNIPPET_CHARS = 700
 GET_ROOT_FILES = ("MEMORY.md", "memory.md", "dreams.md")
@@ -132,7 +132,7 @@ def memory_search(
     unusable index, a provider error without a keyword leg to fall back on) yields
     ``{results: [], disabled: true, unavailable: true, error, warning, action}``.
     """
-    from memlab.pipeline import openclaw
+    from memlab.presets import openclaw
 
     check_search_arguments(query, maxResults, minScore)
     try:
@@ -248,7 +248,7 @@ class SearchOutcome:
     @functools.cached_property
     def frame(self) -> pd.DataFrame:
         """``ranking_frame`` of this search, with the returned chunks' texts."""
-        from memlab.pipeline import ranking_frame
+        from memlab.pipeline.explain import ranking_frame
 
         return ranking_frame(self.candidates, self.ranking, self.pipeline.name, with_text=True)
 
@@ -268,7 +268,7 @@ def search_with_fallback(
     ``now``: the clock for decay, Unix seconds (None = now).
     """
     from memlab.embed import EmbeddingError
-    from memlab.index import IndexCorruptError
+    from memlab.store import IndexCorruptError
     from memlab.textquery import keyword_leg_note
 
     def run(p: Pipeline) -> SearchOutcome:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memlab.index import MemoryIndex, SyncReport
+    from memlab.store import MemoryIndex, SyncReport
 
 # Longest wait before retrying a failed sync.
 RETRY_MAX_S = 60.0

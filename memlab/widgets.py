@@ -28,15 +28,18 @@ import numpy as np
 import pandas as pd
 
 from memlab.fusion import clamp_weights
-from memlab.pipeline import DECAY_RULES, MMR_KINDS, PRESETS, Pipeline, ranking_frame
-from memlab.pipeline import preset as make_preset
+from memlab.pipeline import Pipeline
+from memlab.pipeline.explain import ranking_frame
+from memlab.presets import PRESETS
+from memlab.presets import preset as make_preset
 from memlab.stages.best_line import line_keys
+from memlab.vocab import DECAY_RULES, MMR_KINDS
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
     from memlab.datasets.base import Dataset
     from memlab.eval.lab import Lab, LabCandidates
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
 __all__ = ["Explorer"]
 

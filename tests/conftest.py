@@ -63,7 +63,7 @@ def line_index(root: Path, files: dict[str, str]) -> object:
     the index file is ``root/idx.sqlite``."""
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     for rel, text in files.items():
         write(root, rel, text)

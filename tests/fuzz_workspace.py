@@ -149,7 +149,7 @@ def check_workspace(spec: dict[str, Any]) -> None:
     import warnings
 
     from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
     from memlab.tools import memory_get, memory_search
     from memlab.workspace import MemoryFileError, read_memory_file
 

@@ -51,9 +51,7 @@ LAYERS: dict[str, str] = {
     "memlab": "engine",  # the package itself: lazy re-exports only (checked below)
     "memlab.workspace": "engine",
     "memlab.chunking*": "engine",
-    "memlab.headings": "engine",
     "memlab.embed": "engine",
-    "memlab.index": "engine",
     "memlab.store": "engine",
     "memlab.vectors": "engine",
     "memlab.candidates": "engine",
@@ -64,9 +62,6 @@ LAYERS: dict[str, str] = {
     "memlab.openclaw_current": "engine",
     "memlab.pipeline": "engine",
     "memlab.presets": "engine",
-    # Deprecated names of the first memlab-best (one release): it re-exports engine pieces
-    # and the lab's PresetLab, so it sits in the lab layer; no engine module imports it.
-    "memlab.presets_extra": "lab",
     "memlab.tools": "engine",
     "memlab.config": "engine",
     "memlab.vocab": "engine",
@@ -83,12 +78,11 @@ LAYERS: dict[str, str] = {
     "memlab.demo": "lab",
     "memlab.demo_real": "lab",
     "memlab.cli*": "app",
-    "memlab.labcli": "app",
     "memlab.server": "app",
 }
 RANK = {"engine": 0, "lab": 1, "app": 2}
 # App modules `memlab search` may load: the command line itself.
-CLI = ("memlab.cli", "memlab.labcli")
+CLI = ("memlab.cli",)
 
 
 def layer_of(module: str) -> str | None:
@@ -284,6 +278,41 @@ def reachable(graph: dict[str, dict[str, int]], start: str) -> set[str]:
             seen.add(m)
             todo.extend(graph[m])
     return seen
+
+
+# ------------------------------------------------------------------ no shims
+def is_shim(tree: ast.Module) -> bool:
+    """A module whose body is only a docstring, imports and ``__all__`` / ``__getattr__``:
+    a re-export of names that live elsewhere (a package's ``__init__`` may be one: its
+    names are the package's public face, not an old path)."""
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, ast.Assign) and all(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            continue
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            continue
+        return False
+    return True
+
+
+def test_no_shim_modules() -> None:
+    """Moved names are not kept at their old paths: no module outside a package's
+    ``__init__`` only re-exports, and no module calls itself deprecated."""
+    bad = []
+    for path in MODULES.values():
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        doc = (ast.get_docstring(tree) or "").lower()
+        if path.name != "__init__.py" and is_shim(tree):
+            bad.append(f"{path.relative_to(REPO)}: only re-exports names defined elsewhere")
+        if "deprecated" in doc or "kept for one release" in text:
+            bad.append(f"{path.relative_to(REPO)}: calls itself deprecated")
+    assert not bad, "shim modules (import from the new home and delete them):\n" + "\n".join(bad)
 
 
 def test_no_import_cycles() -> None:

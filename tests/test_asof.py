@@ -19,9 +19,9 @@ from memlab.chunking import ChunkerConfig
 from memlab.datasets.base import Dataset
 from memlab.embed import HashingEmbedder
 from memlab.eval.lab import Lab
-from memlab.index import MemoryIndex
 from memlab.presets import PRESETS, preset
 from memlab.stages.best_line import line_arrays, line_scores_key
+from memlab.store import MemoryIndex
 from memlab.store.asof import check_cutoffs, unit_time, unit_times, visible_rows
 from tests.conftest import write
 
@@ -145,7 +145,7 @@ def test_both_legs_equal_a_workspace_holding_only_the_past(
 
 
 @pytest.mark.parametrize("unit", ["turn", "chunk"])
-@pytest.mark.parametrize("name", sorted(set(PRESETS) - {"openclaw-current"}))
+@pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_ranks_as_on_the_past_workspace(
     worlds: dict[int, Path], unit: str, name: str
 ) -> None:
@@ -163,6 +163,54 @@ def test_every_preset_ranks_as_on_the_past_workspace(
     pd.testing.assert_frame_equal(
         got[cols].reset_index(drop=True), want[cols].reset_index(drop=True), atol=1e-6
     )
+
+
+# Queries that hit the release's filename leg: a date of a past file, of a future one,
+# a path word every file holds, and a short token (a trigram substring filter).
+PATH_QUERIES = ["2026-01-02", "2026-01-04 kiwi", "memory walrus", "01 md", "kiwi"]
+
+
+@pytest.mark.parametrize("tok", ["unicode61", "trigram"])
+@pytest.mark.parametrize("k", [1, 3, 4])
+def test_release_keyword_leg_sees_the_past_paths_only(
+    worlds: dict[int, Path], tok: str, k: int
+) -> None:
+    """keyword_mode="openclaw-current" (body searches, expansion terms, the path table
+    and its exact tiers) under a cut-off equals the same mode on the past workspace:
+    hits, their order and every score the release computes."""
+    full, past = index_of(worlds[6], "chunk", tok), index_of(worlds[k], "chunk", tok)
+    cut = retrieve(
+        full,
+        PATH_QUERIES,
+        depth=10,
+        vector=False,
+        keyword_mode="openclaw-current",
+        cutoffs=cutoff_before(k),
+    )
+    want = retrieve(past, PATH_QUERIES, depth=10, vector=False, keyword_mode="openclaw-current")
+    later = {str(f) for f in FILES[k:]}
+    assert any(
+        str(full.table.paths[p]) in later
+        for p in retrieve(
+            full, PATH_QUERIES, depth=10, vector=False, keyword_mode="openclaw-current"
+        ).pos.ravel()
+        if p >= 0
+    )  # without the cut-off the future files are hits
+    for qi in range(len(PATH_QUERIES)):
+        g, w = cut.pos[qi], want.pos[qi]
+        g_keys = [(str(full.table.paths[p]), int(full.table.start_lines[p])) for p in g if p >= 0]
+        w_keys = [(str(past.table.paths[p]), int(past.table.start_lines[p])) for p in w if p >= 0]
+        assert g_keys == w_keys, PATH_QUERIES[qi]
+        assert not {path for path, _ in g_keys} & later
+        n = len(w_keys)
+        for key in ("kw_score", "kw_text", "kw_path", "kw_spec", "kw_body"):
+            np.testing.assert_allclose(
+                cut.extra[key][qi][:n],
+                want.extra[key][qi][:n],
+                rtol=0,
+                atol=1e-9,
+                err_msg=f"{key} for {PATH_QUERIES[qi]!r}",
+            )
 
 
 def test_mixed_cutoffs_in_one_batch_equal_one_at_a_time(worlds: dict[int, Path]) -> None:
@@ -219,8 +267,6 @@ def test_a_future_line_never_takes_a_past_lines_place(tmp_path: Path) -> None:
 
 def test_refusals(worlds: dict[int, Path]) -> None:
     full = index_of(worlds[6], "chunk")
-    with pytest.raises(ValueError, match="openclaw-current"):
-        retrieve(full, ["kiwi"], keyword_mode="openclaw-current", cutoffs=[cutoff_before(2)])
 
     class Approximate:
         exact = False
@@ -260,7 +306,7 @@ def test_lab_candidates_are_past_only_for_every_preset(
         unit=unit,
         index_dir=tmp_path / "idx",
     )
-    systems = [preset(n).at_k(10) for n in sorted(set(PRESETS) - {"openclaw-current"})]
+    systems = [preset(n).at_k(10) for n in sorted(PRESETS)]
     for name, lc in lab.candidates_for(systems).items():
         times = unit_times(lc.cs.table)
         pos = lc.cs.pos[lc.cs.pos >= 0]

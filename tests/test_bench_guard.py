@@ -239,7 +239,7 @@ def _best_of(fn, n: int) -> float:
 
 def test_fast_sweep_beats_per_setting_loop() -> None:
     from memlab.eval.fastsweep import score_settings
-    from memlab.pipeline import openclaw
+    from memlab.presets import openclaw
 
     lc = random_lab_candidates(300, 50, seed=1)
     base = openclaw(min_score=0.0, max_results=10, candidate_multiplier=5.0)

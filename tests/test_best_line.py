@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from memlab.chunking import ChunkerConfig
 from memlab.embed import EmbeddingError, HashingEmbedder
-from memlab.index import MemoryIndex
-from memlab.pipeline import Pipeline, explain
+from memlab.pipeline import Pipeline
+from memlab.pipeline.explain import explain
 from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk, preset
 from memlab.stages.best_line import (
     best_line_scores,
@@ -31,6 +31,7 @@ from memlab.stages.best_line import (
     line_system_factory,
     novel_line_order,
 )
+from memlab.store import MemoryIndex
 from memlab.tools import memory_search
 from tests.conftest import write
 from tests.test_beam import beam_dir  # noqa: F401  (a fixture)

@@ -119,7 +119,7 @@ def test_index_status_search_get(small_workspace: Path) -> None:
 
 def test_search_vector_backends_agree(small_workspace: Path) -> None:
     from memlab.cli import VECTOR_BACKENDS
-    from memlab.index import VECTOR_BACKENDS as INDEX_BACKENDS
+    from memlab.store import VECTOR_BACKENDS as INDEX_BACKENDS
 
     assert VECTOR_BACKENDS == INDEX_BACKENDS
     ws = str(small_workspace)
@@ -175,7 +175,7 @@ def test_index_and_status_name_the_cache_file_and_identity(
     small_workspace: Path, private_cache: Path
 ) -> None:
     from memlab.embed import HashingEmbedder
-    from memlab.index import index_identity
+    from memlab.store import index_identity
 
     ws = str(small_workspace)
     out = run("index", ws, "--embedder", "hashing").stdout

@@ -22,7 +22,7 @@ import pytest
 
 from benchmarks import kill_loop
 from memlab.embed import HashingEmbedder
-from memlab.index import MemoryIndex
+from memlab.store import MemoryIndex
 from memlab.textquery import build_fts_query
 from memlab.tools import memory_search
 from memlab.watch import watch

@@ -21,7 +21,7 @@ from memlab.openclaw_current import (
     rank_hits,
 )
 from memlab.openclaw_current.annotations import INVALID_PROJECT_KEY
-from memlab.pipeline import explain
+from memlab.pipeline.explain import explain
 from memlab.presets import PRESETS, preset
 from memlab.store import MemoryIndex
 

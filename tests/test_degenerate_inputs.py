@@ -26,10 +26,11 @@ from hypothesis import strategies as st
 
 from memlab.embed import HashingEmbedder
 from memlab.fusion import FUSIONS, fuse, normalize
-from memlab.index import MemoryIndex
-from memlab.pipeline import Pipeline, explain
+from memlab.pipeline import Pipeline
+from memlab.pipeline.explain import explain
 from memlab.presets import PRESETS, preset
 from memlab.stages import STAGES
+from memlab.store import MemoryIndex
 from memlab.tools import memory_search, search_with_fallback
 from memlab.vocab import NORMALIZATIONS
 from tests.conftest import cli

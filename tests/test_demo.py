@@ -265,7 +265,7 @@ def test_tie_summary_names_the_tied_range(tmp_path: Path) -> None:
     from memlab.demo import tuning_summary
     from memlab.eval.lab import Lab
     from memlab.eval.sweep import split_queries, sweep
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     ds = generate(SynthConfig(days=10, notes_per_day=5, queries_per_type=5, seed=1), tmp_path / "c")
     lab = Lab(ds, embedder="hashing", index_dir=tmp_path / "i", progress=False)

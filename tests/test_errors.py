@@ -157,7 +157,7 @@ def test_runtime_failure_and_interrupt_codes(
 ) -> None:
     import memlab.cli as cli
     from memlab.embed import EmbeddingError
-    from memlab.index import IndexLockedError
+    from memlab.store import IndexLockedError
 
     def raising(exc: BaseException):
         def fn(args):

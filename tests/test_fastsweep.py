@@ -10,16 +10,12 @@ import numpy as np
 import pytest
 
 from memlab.candidates import CandidateSet, merge_row, pad_rows
-from memlab.eval.fastsweep import (
-    fast_path_reason,
-    rank_settings,
-    score_settings,
-    select_rows,
-    skyline_keep,
-)
+from memlab.eval.fastsweep import fast_path_reason, rank_settings, score_settings, skyline_keep
 from memlab.eval.sweep import sweep
-from memlab.index import ChunkTable
-from memlab.pipeline import Pipeline, openclaw, openclaw_latest, qmd_like, rrf_preset
+from memlab.pipeline import Pipeline
+from memlab.presets import openclaw, openclaw_latest, qmd_like, rrf_preset
+from memlab.stages.selection import select_rows
+from memlab.store import ChunkTable
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:

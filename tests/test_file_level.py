@@ -158,9 +158,9 @@ def test_file_hits_score_files_against_evidence_files() -> None:
 def test_recency_and_random_orders(tmp_path) -> None:
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.index import MemoryIndex
     from memlab.presets import preset
     from memlab.stages.prior import random_key
+    from memlab.store import MemoryIndex
     from tests.conftest import write
 
     for i, day in enumerate(("2026-01-01", "2026-01-03", "2026-01-02")):

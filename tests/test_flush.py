@@ -229,6 +229,31 @@ def test_relevance_carries_over_and_the_lab_evaluates_it(tmp_path: Path):
         assert int(res.table.loc["bm25", "n"]) == len(ds.queries)  # lost ones stay in the mean
 
 
+def test_daily_layout_is_scored_by_line(tmp_path: Path):
+    """OpenClaw's daily files mix the notes of many sessions: at unit level a question
+    counts as found only when the note line holding its evidence is ranked. Each query
+    names one turn, whose first sentence an extractive note copies, so bm25's top line is that note
+    exactly when the flush kept the turn (a tight extractive budget loses some)."""
+    from memlab.flush.measure import compare_memories
+
+    ds = make_dataset(tmp_path / "src")
+    fw = flush_study(
+        ds, small(), "extractive", out_dir=tmp_path / "out", layout="daily", budget_tokens=40
+    )
+    assert all(p.name.startswith("2024-01-") for p in (fw.root / "notes").rglob("*.md"))
+    cmp = compare_memories(
+        fw, ["bm25"], level="unit", metrics=("recall_any@1",), index_root=tmp_path / "idx"
+    )
+    kept = {s for n in fw.run.notes for s in n.sources}
+    want = {r.qid: float((r.path, r.start_line) in kept) for r in ds.evidence.itertuples()}
+    assert 0 < sum(want.values()) < len(want)  # some turns flushed, some lost
+    pq = cmp.per_query.set_index(["memory", "qid"])["value"]
+    assert {q: pq[("notes", q)] for q in want} == want
+    assert all(pq[("transcripts", q)] == 1.0 for q in want)
+    with pytest.raises(ValueError, match="level must be one of"):
+        compare_memories(fw, ["bm25"], level="session", index_root=tmp_path / "idx")
+
+
 def test_out_dir_holding_other_files_is_refused(tmp_path: Path):
     ds = make_dataset(tmp_path / "src")
     mine = tmp_path / "mine"

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.embed import HashingEmbedder
-from memlab.index import MemoryIndex
+from memlab.store import MemoryIndex
 from memlab.textquery import build_fts_query
 from memlab.tools import memory_get, memory_search
 from memlab.workspace import (

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlab.fusion import NORMALIZATIONS, floor_value, normalize
-from memlab.pipeline import preset
+from memlab.presets import preset
 from memlab.textquery import holds_identifier, identifier_terms
 from tests.conftest import cli
 

@@ -12,7 +12,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from memlab.chunking import ChunkerConfig
-from memlab.index import IndexLockedError, MemoryIndex, chunk_id
+from memlab.store import IndexLockedError, MemoryIndex, chunk_id
 from memlab.textquery import build_fts_query
 from tests.conftest import CountingEmbedder, write
 
@@ -273,7 +273,7 @@ def test_sigkill_during_full_reindex_leaves_old_index_usable(
     db = tmp_path / "kill.sqlite"
     setup = textwrap.dedent(
         f"""
-        from memlab.index import MemoryIndex
+        from memlab.store import MemoryIndex
         from memlab.embed import HashingEmbedder
         MemoryIndex({str(small_workspace)!r}, embedder=HashingEmbedder(dimensions=64), db_path={str(db)!r}).sync()
         """
@@ -284,7 +284,7 @@ def test_sigkill_during_full_reindex_leaves_old_index_usable(
         f"""
         import os, signal, time
         from memlab.chunking import ChunkerConfig
-        from memlab.index import MemoryIndex
+        from memlab.store import MemoryIndex
         from memlab.embed import HashingEmbedder
         class Slow(HashingEmbedder):
             def embed_documents(self, texts):
@@ -459,7 +459,7 @@ def test_rebuild_reason_says_what_changed_in_words(
     small_workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memlab.embed import HashingEmbedder
-    from memlab.index import describe_fingerprint_change
+    from memlab.store import describe_fingerprint_change
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 

@@ -11,9 +11,9 @@ import memlab.stages.learned as learned
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
 from memlab.eval import ltr
-from memlab.index import MemoryIndex
 from memlab.presets import memlab_best
 from memlab.stages.context import neighbor_positions
+from memlab.store import MemoryIndex
 from tests.conftest import write
 
 QUERIES = ["tried roast number 12 at the cafe", "gateway", "Peter coffee", "flaky watcher"]

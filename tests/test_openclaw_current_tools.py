@@ -205,7 +205,7 @@ def test_2026_04_get_is_unchanged(ws: Path) -> None:
 @pytest.fixture
 def index(ws: Path, tmp_path: Path) -> Any:
     from memlab.embed import resolve_embedder
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     p = current_preset()
     idx = MemoryIndex(

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.candidates import CandidateSet
-from memlab.index import ChunkTable, MemoryIndex
-from memlab.pipeline import Pipeline, openclaw, openclaw_latest, preset
+from memlab.pipeline import Pipeline
+from memlab.presets import openclaw, openclaw_latest, preset
+from memlab.store import ChunkTable, MemoryIndex
 from tests.conftest import write
 
 NOW = 1_775_000_000.0  # 2026-03-31

@@ -31,7 +31,7 @@ from memlab.embed import (
     OpenAIEmbedder,
     resolve_embedder,
 )
-from memlab.index import EMBED_BATCH, MemoryIndex
+from memlab.store import EMBED_BATCH, MemoryIndex
 from memlab.tools import memory_search
 from tests.conftest import write
 

@@ -109,19 +109,24 @@ def test_onnx_embedding_on_an_actor_pool_fills_the_cache(cluster: str, tmp_path:
     equal a local run's, the workers embed nothing themselves, and a second run on the
     filled cache embeds nothing."""
     from memlab.eval.experiment import run_experiment
-    from memlab.eval.lab import PresetLab
+    from memlab.eval.lab import Lab
     from memlab.eval.raylab import RayRunner, embedder_factory
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     ds = chats(tmp_path / "data")
     systems = [preset("bm25"), preset("memlab-best")]
     metrics = ["recall@6", "ndcg@10", "mrr"]
-    local = PresetLab(ds, embedder="local", unit="turn", index_dir=tmp_path / "local")
+    local = Lab(ds, cache_vectors=True, embedder="local", unit="turn", index_dir=tmp_path / "local")
     want = run_experiment(systems, local, metrics, keep_runs=True)
     for run in (1, 2):
         with RayRunner(cluster, embedder_factory=embedder_factory("local")) as runner:
-            lab = PresetLab(
-                ds, embedder="local", unit="turn", index_dir=tmp_path / "ray", executor=runner
+            lab = Lab(
+                ds,
+                cache_vectors=True,
+                embedder="local",
+                unit="turn",
+                index_dir=tmp_path / "ray",
+                executor=runner,
             )
             got = run_experiment(systems, lab, metrics, keep_runs=True)
             first = runner.stats[0]

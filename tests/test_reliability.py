@@ -19,8 +19,8 @@ import pytest
 from benchmarks import kill_loop
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
-from memlab.index import IndexCorruptError, IndexLockedError, MemoryIndex
 from memlab.sessions import transcript_lines
+from memlab.store import IndexCorruptError, IndexLockedError, MemoryIndex
 from memlab.textquery import build_fts_query
 from memlab.tools import memory_search
 from memlab.watch import watch

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from memlab.embed import EmbeddingError, HashingEmbedder
-from memlab.index import MemoryIndex
+from memlab.store import MemoryIndex
 from tests.conftest import cli as run
 from tests.conftest import write
 from tests.test_embed_http import Server, status
@@ -105,7 +105,7 @@ def test_unchanged_workspace_costs_a_stat_per_file(
 def test_alternating_presets_reuses_one_index_per_identity(
     small_workspace: Path, private_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memlab.index import default_db_path, index_identity
+    from memlab.store import default_db_path, index_identity
 
     builds: list[str] = []
     real = MemoryIndex._full_reindex
@@ -200,7 +200,8 @@ def test_eval_runs_each_system_on_the_index_it_is_defined_for(
 # ---------------------------------------------------------------------- explain
 def test_explain_terms_add_up_for_memlab_best(small_workspace: Path) -> None:
     from memlab.chunking import ChunkerConfig
-    from memlab.pipeline import explain, preset
+    from memlab.pipeline.explain import explain
+    from memlab.presets import preset
 
     # A long log: several chunks per file, so neighbours are candidates of each other.
     lines = [f"- Coffee note {i}: Peter tried roast number {i} at the cafe.\n" for i in range(40)]

@@ -17,11 +17,10 @@ import pytest
 
 from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
-from memlab.index import MemoryIndex
-from memlab.pipeline import ranking_frame
-from memlab.pipeline.explain import result_rows
+from memlab.pipeline.explain import ranking_frame, result_rows
 from memlab.presets import preset
 from memlab.rerank import snippet as make_snippet
+from memlab.store import MemoryIndex
 from memlab.tools import SNIPPET_CHARS, citation, memory_search, search_with_fallback
 
 PRESETS = ("openclaw", "wsum", "memlab-best", "openclaw-current")

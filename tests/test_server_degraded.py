@@ -238,7 +238,7 @@ def test_an_embedder_that_has_not_learned_its_width_never_makes_the_index_stale(
     (its embedder never asked) used to store width 0, after which the reader — which had
     learned 16 from a query — saw the index as stale: a full rebuild in a tool call."""
     from memlab.embed import OpenAIEmbedder
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     def index() -> MemoryIndex:
         emb = OpenAIEmbedder(provider.url, "test-model", timeout=1)

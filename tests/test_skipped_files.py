@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from memlab.embed import HashingEmbedder
-from memlab.index import MemoryIndex
+from memlab.store import MemoryIndex
 from memlab.workspace import MemoryFile
 from tests.conftest import write
 

@@ -12,8 +12,8 @@ import pytest
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
 from memlab.fusion import fuse
-from memlab.index import MemoryIndex
-from memlab.pipeline import Pipeline, explain, ranking_frame
+from memlab.pipeline import Pipeline
+from memlab.pipeline.explain import explain, ranking_frame
 from memlab.presets import PRESETS, preset
 from memlab.stages import (
     STAGE_ARRAYS,
@@ -24,6 +24,7 @@ from memlab.stages import (
     stage_param_defaults,
 )
 from memlab.stages.legs import fuse_legs, fusion_operands
+from memlab.store import MemoryIndex
 from tests.conftest import write
 
 QUERIES = ["tried roast number 12 at the cafe", "gateway", "Peter coffee", "flaky watcher"]

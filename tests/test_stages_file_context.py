@@ -216,7 +216,7 @@ def test_parameters_validated() -> None:
 
 
 def test_explain_adds_up_with_file_context_and_window(index: Any) -> None:
-    from memlab.pipeline import explain, ranking_frame
+    from memlab.pipeline.explain import explain, ranking_frame
     from memlab.presets import memlab_best
     from tests.test_stages import assert_explain_adds_up
 

@@ -19,8 +19,8 @@ from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.eval.sweep import SweepResult, SweepWarning, query_means, sweep
 from memlab.fusion import clamp_weights
-from memlab.pipeline import Pipeline, openclaw, openclaw_latest
-from memlab.presets_extra import ContextPipeline
+from memlab.pipeline import Pipeline
+from memlab.presets import openclaw, openclaw_latest
 from tests.test_cli import run
 
 W = [round(0.1 * i, 1) for i in range(11)]
@@ -248,9 +248,9 @@ def test_effective_weights_and_repr() -> None:
     assert repr(openclaw()) == "Pipeline('openclaw', vector_weight=0.7, text_weight=0.3)"
     # RRF weights are not renormalised: no "eff" to show.
     assert "eff" not in repr(Pipeline(fusion="rrf", vector_weight=1.0, text_weight=1.0))
-    c = ContextPipeline(neighbor_prev=0.25, vector_weight=0.5, text_weight=0.5)
+    c = Pipeline(name="context", neighbor_prev=0.25, vector_weight=0.5, text_weight=0.5)
     rc = repr(c)
-    assert rc.startswith("ContextPipeline('context'") and "neighbor_prev=0.25" in rc
+    assert rc.startswith("Pipeline('context'") and "neighbor_prev=0.25" in rc
     assert "neighbor_next" not in rc and "(eff" not in rc
     assert math.isclose(sum(c.effective_weights()), 1.0)
 

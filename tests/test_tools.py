@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.index import MemoryIndex
+from memlab.store import MemoryIndex
 from memlab.tools import (
     SearchArgumentError,
     citation,

@@ -17,7 +17,7 @@ from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
 from memlab.eval.trec import trec_scores, unit_id
 from memlab.eval.trecrun import RunMappingError
-from memlab.pipeline import preset
+from memlab.presets import preset
 from memlab.vocab import SYNTH_DEFAULT_MIX
 from tests.conftest import cli, write
 

@@ -27,8 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.embed import HashingEmbedder
-from memlab.index import MemoryIndex
 from memlab.presets import PRESETS, preset
+from memlab.store import MemoryIndex
 from tests.conftest import cli, write
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ from memlab.embed import HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
 from memlab.eval.sweep import sweep
-from memlab.pipeline import preset
+from memlab.presets import preset
 from tests.conftest import REPO
 
 

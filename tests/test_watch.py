@@ -4,7 +4,7 @@ import threading
 import time
 from pathlib import Path
 
-from memlab.index import MemoryIndex
+from memlab.store import MemoryIndex
 from memlab.textquery import build_fts_query
 from memlab.watch import DirtyFlag, is_memory_event_path, watch
 from tests.conftest import write

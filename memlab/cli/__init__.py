@@ -299,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:
         from memlab.embed import EmbeddingError
-        from memlab.index import IndexLockedError, IndexUnusableError
+        from memlab.store import IndexLockedError, IndexUnusableError
 
         if isinstance(exc, EmbeddingError | IndexLockedError | IndexUnusableError | OSError):
             print(f"memlab: error: {exc}", file=sys.stderr)

@@ -317,7 +317,7 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     the index is used.
     """
     from memlab.config import index_options
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
     embed_timeout = getattr(args, "embed_timeout", None)

@@ -122,11 +122,11 @@ def _cache_dir() -> Path:
 
 
 def _lab(args: argparse.Namespace) -> Any:
-    """The lab of ``memlab eval`` / ``memlab sweep``: a `PresetLab`, as the library's own
+    """The lab of ``memlab eval`` / ``memlab sweep``: a `Lab` with ``cache_vectors=True``, as the library's own
     benchmarks and the widgets use, so each system runs on the index it is defined for
     (``memlab-best`` on porter, ``openclaw`` on unicode61) in one run; ``--fts-tokenizer``
     is the tokenizer of the systems that do not declare their own."""
-    from memlab.eval.lab import PresetLab
+    from memlab.eval.lab import Lab
 
     embedder: Any = args.embedder
     backend = getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND)
@@ -146,8 +146,9 @@ def _lab(args: argparse.Namespace) -> Any:
     level = getattr(args, "level", None) or ds.info.get("level", "unit")
     runner = ray_runner(args)
     try:
-        return PresetLab(
+        return Lab(
             ds,
+            cache_vectors=True,
             embedder=embedder,
             unit=args.unit,
             fts_tokenizer=args.fts_tokenizer,
@@ -229,7 +230,7 @@ def close_lab(lab: Any) -> None:
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     overrides = parse_set(sets)
     out = []
@@ -426,7 +427,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     ``SweepWarning`` texts go to stderr. ``--json``: table, best() in full, warnings."""
 
     from memlab.eval.sweep import parse_range
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     grid: dict[str, list[Any]] = {}
     for item in args.param:

@@ -31,7 +31,7 @@ def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
     (``pipeline.from_config``) — for an OpenClaw 2026.9.6 config (``memory.search``) the
     ``openclaw-current`` preset with its maxResults/minScore; then ``--set`` items, then the named flags
     (``--vector-weight`` ...), which win. An invalid value is a ``CliError`` (exit 2)."""
-    from memlab.pipeline import preset
+    from memlab.presets import preset
 
     overrides = parse_set(args.set)
     for name in (
@@ -58,7 +58,7 @@ def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
             return preset("openclaw-current", **{**cfg.pipeline_overrides(), **overrides})
         if args.preset is None and getattr(args, "config", None):
             # OpenClaw's own query settings (weights, maxResults, minScore, MMR, decay).
-            from memlab.pipeline import from_config
+            from memlab.presets import from_config
 
             return from_config(cfg if cfg is not None else load_config(args)).replace(**overrides)
         return preset(args.preset or "openclaw", **overrides)
@@ -104,7 +104,7 @@ def _sync_for_search(index: Any, no_sync: bool, pipeline: Any) -> tuple[Any, Any
     (``MemoryIndex.keyword_only``), as the MCP server does.
     """
     from memlab.embed import EmbeddingError
-    from memlab.index import IndexLockedError
+    from memlab.store import IndexLockedError
     from memlab.tools import keyword_index_note
 
     if not index.db_path.exists():
@@ -162,7 +162,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     (``memlab.pipeline.explain``)."""
     from memlab.openclaw_current.tools import corpus_answer, in_corpus, is_release
     from memlab.openclaw_current.tools import memory_search as release_search
-    from memlab.pipeline import explain
+    from memlab.pipeline.explain import explain
     from memlab.stages.floor import keeps_every_score
     from memlab.tools import (
         CLI_ARGUMENT_NAMES,

@@ -438,7 +438,7 @@ def run_experiment(
                 )
             )
         if keep_runs:
-            from memlab.pipeline import ranking_frame
+            from memlab.pipeline.explain import ranking_frame
 
             rf = ranking_frame(lc.cs, ranking, s.name)
             at = rf["pos"].to_numpy()

@@ -43,7 +43,7 @@ from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanHits
 from memlab.fusion import clamp_weights
 from memlab.stages.legs import fuse_legs, fusion_operands, leg_values
-from memlab.stages.selection import select_rows  # re-exported: its old home
+from memlab.stages.selection import select_rows
 
 if TYPE_CHECKING:
     from memlab.eval.lab import LabCandidates
@@ -55,7 +55,6 @@ __all__ = [
     "fast_path_reason",
     "rank_settings",
     "score_settings",
-    "select_rows",
     "skyline_keep",
 ]
 

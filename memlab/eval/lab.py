@@ -9,8 +9,7 @@ setting — is array work: ``Pipeline.rank`` → ``hits_from_topk`` →
 
 Each system runs on the index its ``Pipeline.retrieval_spec().fts_tokenizer``
 names (``Lab.lab_for``); ``cache_vectors=True`` keeps query and chunk vectors
-on disk (`memlab.embed.CachedEmbedder`). ``PresetLab`` — deprecated, kept for
-one release — is ``Lab(..., cache_vectors=True)``.
+on disk (`memlab.embed.CachedEmbedder`).
 
 A retrieval is one `Lab.group_candidates` per workspace group, merged by
 `Lab.merge_groups`; an ``executor`` (`memlab.eval.raylab.RayRunner`) runs the
@@ -41,8 +40,8 @@ from memlab.eval.relevance import (
     hits_from_topk,
     span_table,
 )
-from memlab.index import MemoryIndex
 from memlab.stages.best_line import line_arrays, line_keys
+from memlab.store import MemoryIndex
 from memlab.store.filerules import DEFAULT_MEMORY_FILES, check_memory_files, chunker_fingerprint
 from memlab.vocab import EVAL_LEVELS
 
@@ -403,10 +402,6 @@ class Lab:
             self._labs[(tok, rule)] = lab
         return lab
 
-    def sibling(self, fts_tokenizer: str) -> Lab:
-        """`for_tokenizer` (the name `PresetLab` gave it; kept for one release)."""
-        return self.for_tokenizer(fts_tokenizer)
-
     def lab_for(self, p: Pipeline) -> Lab:
         """The lab whose indexes system ``p`` runs on: ``for_tokenizer`` of the tokenizer
         its ``retrieval_spec`` names (this lab's when it names none) and of its memory-file
@@ -524,7 +519,7 @@ class Lab:
             by_tok.setdefault(key, []).append(p)
         found: dict[str, LabCandidates] = {}
         # Tokenizer by tokenizer, in order of first appearance: indexes, vector-cache
-        # fills and retrievals run in the order `PresetLab` ran them.
+        # fills and retrievals run in a fixed order (one system's index at a time).
         for (tok, rule), group in by_tok.items():
             lab = self.for_tokenizer(tok, rule)
             depths: dict[tuple[str, bool], int] = {}
@@ -636,14 +631,3 @@ class Lab:
             level=self.level,
             groups=tuple(g for g, _, _ in parts),
         )
-
-
-class PresetLab(Lab):
-    """Deprecated, kept for one release: ``Lab(..., cache_vectors=True)``.
-
-    `Lab` itself now runs each system on the index with its own FTS5 tokenizer;
-    this name only keeps the vector cache on by default, as it always had.
-    """
-
-    def __init__(self, dataset: Dataset, *, cache_vectors: bool = True, **kwargs: Any) -> None:
-        super().__init__(dataset, cache_vectors=cache_vectors, **kwargs)

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from memlab.candidates import CandidateSet
-from memlab.index import ChunkTable
+from memlab.store import ChunkTable
 
 __all__ = ["TextList", "TextSource", "merge_candidate_sets", "merge_tables"]
 

@@ -64,13 +64,16 @@ def compare_memories(
     *,
     embedder: Any = "hashing",
     unit: str = "turn",
+    level: str = "file",
     metrics: Sequence[str] = MEMORY_METRICS,
     memories: Sequence[str] = ("notes", "transcripts", "both"),
     index_root: str | Path | None = None,
 ) -> MemoryComparison:
     """Score ``memories`` of ``fw`` under the presets ``systems`` (module docstring).
-    ``index_root``: where each memory's lab index goes (``<index_root>/<memory>``; default
-    the lab's own folder in the cache)."""
+    ``unit`` and ``level``: the lab's (``"turn"`` / ``"chunk"``; ``"file"`` scores sessions,
+    ``"unit"`` the ranked lines or chunks themselves, the protocol for the ``daily`` layout,
+    whose files mix the notes of many sessions). ``index_root``: where each memory's lab
+    index goes (``<index_root>/<memory>``; default the lab's own folder in the cache)."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.eval.significance import holm, paired_ttest
@@ -82,7 +85,7 @@ def compare_memories(
         index_dir = Path(index_root) / memory if index_root else None
         t0 = time.perf_counter()
         lab = Lab(
-            ds, embedder=embedder, unit=unit, level="file", cache_vectors=True, index_dir=index_dir
+            ds, embedder=embedder, unit=unit, level=level, cache_vectors=True, index_dir=index_dir
         )
         res = run_experiment([preset(s) for s in systems], lab, list(metrics))
         seconds = time.perf_counter() - t0

@@ -10,6 +10,7 @@ annotations (§2, §8, §9) in :mod:`~memlab.openclaw_current.chunks`; trigger r
 
 from __future__ import annotations
 
+from memlab.fusion import bm25_rank_to_score  # the release's textScore is OpenClaw's map
 from memlab.openclaw_current.chunks import (
     Annotations,
     CurrentChunk,
@@ -22,7 +23,6 @@ from memlab.openclaw_current.chunks import (
 from memlab.openclaw_current.files import CurrentMemoryFile, list_memory_files
 from memlab.openclaw_current.hybrid import rank_hits
 from memlab.openclaw_current.ranking import (
-    bm25_rank_to_score,
     build_fts_query,
     date_from_path,
     decay_multiplier,

@@ -14,10 +14,10 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from memlab.fusion import bm25_rank_to_score
 from memlab.openclaw_current.ranking import (
     DAY_MS,
     MMR_LAMBDA,
-    bm25_rank_to_score,
     build_fts_query,
     decay_multiplier,
     decay_timestamp_ms,

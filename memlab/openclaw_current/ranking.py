@@ -96,17 +96,6 @@ def fts_substring_terms(q: str, tokenizer: str = "unicode61") -> list[str]:
     return [t for t in word_runs(q) if len(t) < 3] if tokenizer == "trigram" else []
 
 
-def bm25_rank_to_score(rank: float) -> float:
-    """textScore of an FTS5 bm25 rank r: |r|/(1+|r|) if r < 0, 1/(1+r) if r ≥ 0
-    (so 0 → 1 and -0.0 → 1), 0.001 if r is not finite (NaN, ±inf)."""
-    if not math.isfinite(rank):
-        return 0.001
-    if rank < 0:
-        relevance = -rank
-        return relevance / (1 + relevance)
-    return 1 / (1 + rank)
-
-
 # ------------------------------------------------------------------ §5.3 lexical boost
 def search_tokens(text: str) -> list[str]:
     """The boost's tokens: word runs of the NFC text, lower-cased (duplicates kept)."""

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from memlab.openclaw_current.hybrid import WINDOW, keyword_leg
 from memlab.openclaw_current.ranking import (
     build_fts_query,
@@ -29,7 +31,7 @@ from memlab.openclaw_current.ranking import (
 )
 
 if TYPE_CHECKING:
-    from memlab.index import ChunkTable, MemoryIndex
+    from memlab.store import ChunkTable, MemoryIndex
 
 __all__ = [
     "KeywordHit",
@@ -98,22 +100,47 @@ def table_chunk_rows(table: ChunkTable) -> dict[str, Any]:
     return table.derived(("openclaw-current", "rows"), compute)
 
 
-def _path_db(table: ChunkTable, tokenizer: str) -> sqlite3.Connection:
-    def compute(t: ChunkTable) -> sqlite3.Connection:
-        con = sqlite3.connect(":memory:", check_same_thread=False)
-        tok = "trigram case_sensitive 0" if tokenizer == "trigram" else tokenizer
-        con.execute(f"CREATE VIRTUAL TABLE paths USING fts5(path, tokenize='{tok}')")
-        con.executemany(
-            "INSERT INTO paths(path) VALUES (?)", [(p,) for p in sorted(set(map(str, t.paths)))]
-        )
-        return con
-
-    return table.derived(("openclaw-current", "path-fts", tokenizer), compute)
+def _fill_paths(paths: Sequence[str], tokenizer: str) -> sqlite3.Connection:
+    # an in-memory FTS5 table, one row per path, sorted (the release's insertion order)
+    con = sqlite3.connect(":memory:", check_same_thread=False)
+    tok = "trigram case_sensitive 0" if tokenizer == "trigram" else tokenizer
+    con.execute(f"CREATE VIRTUAL TABLE paths USING fts5(path, tokenize='{tok}')")
+    con.executemany("INSERT INTO paths(path) VALUES (?)", [(p,) for p in sorted(set(paths))])
+    return con
 
 
-def path_ranks(table: ChunkTable, term: str, tokenizer: str = "unicode61") -> dict[str, float]:
+class PathTable:
+    """The release's path table: one FTS5 row per distinct path of ``table``, or of its
+    ``visible`` rows only (a time cut-off: the paths a workspace of the past holds, so
+    ``bm25()`` sees the past's own statistics). Without a mask the table is built once per
+    chunk table (``ChunkTable.derived``); with one it lives as long as this object."""
+
+    def __init__(
+        self, table: ChunkTable, tokenizer: str, visible: np.ndarray | None = None
+    ) -> None:
+        if visible is None:
+            self.paths = table.derived(
+                ("openclaw-current", "paths"), lambda t: sorted(set(map(str, t.paths)))
+            )
+            self.con = table.derived(
+                ("openclaw-current", "path-fts", tokenizer),
+                lambda t: _fill_paths(self.paths, tokenizer),
+            )
+        else:
+            self.paths = sorted(set(map(str, np.asarray(table.paths)[np.asarray(visible)])))
+            self.con = _fill_paths(self.paths, tokenizer)
+
+
+def path_ranks(
+    table: ChunkTable,
+    term: str,
+    tokenizer: str = "unicode61",
+    *,
+    paths: PathTable | None = None,
+) -> dict[str, float]:
     """path → FTS5 bm25 rank of ``build_fts_query(term)`` over a table of the distinct
     paths (best 200); {} when the term has no token or SQLite rejects the query.
+    ``paths``: the path table to search (default: every path of ``table``).
 
     Under ``trigram`` the paths must also hold every ``fts_substring_terms(term)``
     (``substring_filter``, applied before the 200-row limit); when no token is long
@@ -123,8 +150,9 @@ def path_ranks(table: ChunkTable, term: str, tokenizer: str = "unicode61") -> di
     subs = fts_substring_terms(term, tokenizer)
     if fts is None and not subs:
         return {}
+    pt = paths if paths is not None else PathTable(table, tokenizer)
+    con = pt.con
     if not subs:
-        con = _path_db(table, tokenizer)
         try:
             rows = con.execute(
                 "SELECT path, bm25(paths) AS r FROM paths WHERE paths MATCH ? ORDER BY r LIMIT ?",
@@ -134,9 +162,8 @@ def path_ranks(table: ChunkTable, term: str, tokenizer: str = "unicode61") -> di
             return {}
         return {p: float(r) for p, r in rows}
     if fts is None:
-        rows = [(p, 0.0) for p in sorted(set(map(str, table.paths)))]
+        rows = [(p, 0.0) for p in pt.paths]
     else:
-        con = _path_db(table, tokenizer)
         try:
             rows = con.execute(
                 "SELECT path, bm25(paths) AS r FROM paths WHERE paths MATCH ? ORDER BY r, path",
@@ -148,19 +175,27 @@ def path_ranks(table: ChunkTable, term: str, tokenizer: str = "unicode61") -> di
     return {p: float(r) for p, r in [(p, r) for p, r in rows if ok(p)][:WINDOW]}
 
 
-def _body_ranks(index: MemoryIndex, term: str, tokenizer: str) -> dict[int, float | None]:
+Search = Callable[[str | None, int], tuple[np.ndarray, np.ndarray]]
+
+
+def _body_ranks(
+    index: MemoryIndex, term: str, tokenizer: str, search: Search, visible: np.ndarray | None
+) -> dict[int, float | None]:
     # position → bm25 rank, best 200; under trigram short tokens filter the texts before
     # the limit, and a term without a MATCH is a substring scan in table (rowid) order
-    # whose hits have no rank (None: textScore 0, as the release scores them)
+    # whose hits have no rank (None: textScore 0, as the release scores them). ``search``
+    # is the keyword leg (the index's, or the past's under a cut-off, whose rows are
+    # ``visible``).
     fts = build_fts_query(term, tokenizer)
     subs = fts_substring_terms(term, tokenizer)
     if not subs:
-        pos, ranks = index.keyword_search(fts, WINDOW)
+        pos, ranks = search(fts, WINDOW)
         return dict(zip(pos.tolist(), ranks.tolist(), strict=True))
     if fts is None:
-        order: list[tuple[int, float | None]] = [(k, None) for k in range(len(index.table))]
+        rows = range(len(index.table)) if visible is None else np.flatnonzero(visible).tolist()
+        order: list[tuple[int, float | None]] = [(k, None) for k in rows]
     else:
-        pos, ranks = index.keyword_search(fts, len(index.table))
+        pos, ranks = search(fts, len(index.table))
         order = list(zip(pos.tolist(), ranks.tolist(), strict=True))
     ok = substring_filter(subs)
     out: dict[int, float | None] = {}
@@ -176,7 +211,12 @@ def _body_ranks(index: MemoryIndex, term: str, tokenizer: str) -> dict[int, floa
 
 
 def keyword_candidates(
-    index: MemoryIndex, query: str, tokenizer: str | None = None
+    index: MemoryIndex,
+    query: str,
+    tokenizer: str | None = None,
+    *,
+    visible: np.ndarray | None = None,
+    search: Search | None = None,
 ) -> tuple[list[KeywordHit], dict[str, Mapping[str, float | None]], dict[str, Mapping[str, float]]]:
     """The release's keyword results for ``query`` over ``index`` (spec §5.2–§5.5).
 
@@ -187,6 +227,11 @@ def keyword_candidates(
     with the full query, exact tiers first, 200 non-exact). Empty for a blank query.
     ``tokenizer``: the query-building rule (default ``query_tokenizer`` of the index's
     FTS tokenizer); under ``trigram`` a substring-only body hit has rank None.
+
+    ``visible`` (bool [N], a time cut-off: ``memlab.store.asof``) with ``search`` (the
+    keyword leg over those rows: ``PastKeywords.search``): the results an index of a
+    workspace holding only the visible rows would give — body searches through
+    ``search``, the path table of the visible paths, and only their first chunks.
     """
     tokenizer = tokenizer or query_tokenizer(index.fts_tokenizer)
     q = js_trim(query)
@@ -195,9 +240,18 @@ def keyword_candidates(
     table = index.table
     rows = table_chunk_rows(table)
     id_pos, first = rows["id_pos"], rows["first"]
+    if (visible is None) != (search is None):
+        raise ValueError("keyword_candidates: pass visible and search together (or neither)")
+    search = search or index.keyword_search
+    if visible is not None:
+        visible = np.asarray(visible, dtype=bool)
+        first = {p: k for p, k in first.items() if visible[k]}
+    pt = PathTable(table, tokenizer, visible)
     terms = [q, *(t for t in expansion_keywords(q, tokenizer) if t != q)]
-    body: dict[str, dict[int, float | None]] = {t: _body_ranks(index, t, tokenizer) for t in terms}
-    paths = {t: path_ranks(table, t, tokenizer) for t in terms}
+    body: dict[str, dict[int, float | None]] = {
+        t: _body_ranks(index, t, tokenizer, search, visible) for t in terms
+    }
+    paths = {t: path_ranks(table, t, tokenizer, paths=pt) for t in terms}
     body_pos: set[int] = set()
     for ranks in body.values():
         body_pos.update(ranks)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memlab.openclaw_current.annotations import strip_annotations
 from memlab.openclaw_current.chunks import utf16_prefix
 from memlab.rerank import snippet as make_snippet
-from memlab.textquery import utf16_len  # re-exported: the one definition
+from memlab.textquery import utf16_len
 from memlab.tools import (
     SearchArgumentError,
     answer_fields,
@@ -38,8 +38,8 @@ from memlab.vocab import CITATION_MODES, OPENCLAW_CURRENT_CORPORA, OPENCLAW_CURR
 from memlab.workspace import MemoryFileError, read_memory_file
 
 if TYPE_CHECKING:
-    from memlab.index import MemoryIndex
     from memlab.pipeline import Pipeline
+    from memlab.store import MemoryIndex
 
 __all__ = [
     "DEFAULT_GET_LINES",
@@ -53,7 +53,6 @@ __all__ = [
     "memory_search",
     "read_window",
     "system_rules",
-    "utf16_len",
 ]
 
 RELEASE_RULES = "openclaw-2026.9"

@@ -26,8 +26,8 @@ lexical rule of ``memlab.textquery.keyword_only_score``, applies decay but not
 MMR, and returns the top results even when none pass ``min_score``.
 
 The presets live in ``memlab.presets``; the result frames and explain traces in
-``memlab.pipeline.explain``. ``memlab.pipeline`` (the package) re-exports this module
-and, deprecated, the names that moved.
+``memlab.pipeline.explain``. ``memlab.pipeline`` (the package) exports ``Pipeline`` and
+``Ranking`` from this module.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ from memlab.vocab import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from memlab.index import MemoryIndex
+    from memlab.store import MemoryIndex
 
 __all__ = ["MIN_MAX_RESULTS", "Pipeline", "Ranking", "check_finite", "check_integer"]
 

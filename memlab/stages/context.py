@@ -35,8 +35,8 @@ from memlab.vocab import NEIGHBOR_AGGS, NEIGHBOR_SHAPES
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
-    from memlab.index import ChunkTable
     from memlab.pipeline import Pipeline
+    from memlab.store import ChunkTable
 
 __all__ = [
     "HEADING_LINE",

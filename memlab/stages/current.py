@@ -46,8 +46,8 @@ from memlab.vocab import SELECTION_RULES
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
-    from memlab.index import ChunkTable
     from memlab.pipeline import Pipeline
+    from memlab.store import ChunkTable
 
 __all__ = [
     "active_keys",

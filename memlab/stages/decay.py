@@ -21,8 +21,8 @@ from memlab.rerank import apply_decay, file_timestamp
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
-    from memlab.index import ChunkTable
     from memlab.pipeline import Pipeline
+    from memlab.store import ChunkTable
 
 
 def chunk_times(table: ChunkTable, rule: str) -> tuple[np.ndarray, np.ndarray]:

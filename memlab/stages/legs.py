@@ -22,6 +22,7 @@ same float operations as `Pipeline.scores` (and as ``memlab.fusion.weighted_sum`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,13 +30,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memlab.fusion import (
-    RRF_BONUS_FIRST,
-    RRF_BONUS_TOP3,
     bm25_rank_to_score_array,
     clamp_weights,
     floor_value,
     fuse,
     normalize,
+    rrf_kernel,
+    rrf_top_bonus,
+    wsum_kernel,
 )
 from memlab.textquery import keyword_only_score
 
@@ -151,6 +153,11 @@ class FusionOperands:
     text: np.ndarray
     bonus: np.ndarray | None = None
 
+    @functools.cached_property
+    def ranks(self) -> np.ndarray:
+        """``rrf``: the legs' ranks stacked [2, Q, C] (built once, reused by every `fuse`)."""
+        return np.stack([self.vec, self.text])
+
     def fuse(
         self, vector_weight: float, text_weight: float, rrf_k: float = 60.0
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -160,11 +167,9 @@ class FusionOperands:
         where not ``valid`` are meaningless (the caller masks them)."""
         if self.method == "wsum":
             wv, wt = clamp_weights(vector_weight, text_weight)
-            return wv * self.vec + wt * self.text, self.valid
-        wv, wt = float(vector_weight), float(text_weight)
-        fused = np.where(self.vec >= 0, wv / (rrf_k + self.vec + 1.0), 0.0) + np.where(
-            self.text >= 0, wt / (rrf_k + self.text + 1.0), 0.0
-        )
+            return wsum_kernel(self.vec, self.text, wv, wt), self.valid
+        weights = np.array([float(vector_weight), float(text_weight)])
+        fused = rrf_kernel(self.ranks, weights, rrf_k)
         if self.bonus is not None:
             fused = fused + self.bonus
         return fused, self.valid
@@ -197,10 +202,7 @@ def fusion_operands(
     r_vec = np.where(has_v, vec_rank, -1).astype(np.float64)
     r_text = np.where(has_t, text_rank, -1).astype(np.float64)
     f_vec, f_text = r_vec >= 0, r_text >= 0
-    bonus = None
-    if p.rrf_top_bonus:
-        best = np.minimum(np.where(f_vec, r_vec, np.inf), np.where(f_text, r_text, np.inf))
-        bonus = np.where(best == 0, RRF_BONUS_FIRST, np.where(best <= 2, RRF_BONUS_TOP3, 0.0))
+    bonus = rrf_top_bonus(np.stack([r_vec, r_text])) if p.rrf_top_bonus else None
     return FusionOperands("rrf", valid & (f_vec | f_text), r_vec, r_text, bonus)
 
 

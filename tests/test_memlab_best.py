@@ -1,4 +1,5 @@
-"""memlab-best: its stages (neighbour context, heading filter), vector caching, PresetLab."""
+"""memlab-best: its stages (neighbour context, heading filter), vector caching, the lab
+running each system on its own tokenizer."""
 
 from __future__ import annotations
 
@@ -13,19 +14,12 @@ from memlab.datasets.base import Dataset
 from memlab.embed import CachedEmbedder, HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.fastsweep import fast_path_reason
-from memlab.eval.lab import PresetLab
+from memlab.eval.lab import Lab
 from memlab.eval.sweep import sweep
-from memlab.index import ChunkTable, MemoryIndex
-from memlab.pipeline import PRESETS, Pipeline, preset
-from memlab.presets import TURN_CONTEXT_OFF
-from memlab.presets_extra import (
-    ContextPipeline,
-    heading_chunks,
-    memlab_best,
-    memlab_best_chunk,
-    neighbor_positions,
-    neighbor_scores,
-)
+from memlab.pipeline import Pipeline
+from memlab.presets import PRESETS, TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk, preset
+from memlab.stages.context import heading_chunks, neighbor_positions, neighbor_scores
+from memlab.store import ChunkTable, MemoryIndex
 from tests.conftest import line_index
 
 TURNS = [
@@ -63,7 +57,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> MemoryIndex:
 def test_presets_registered_and_overridable() -> None:
     assert {"memlab-best", "memlab-best-chunk"} <= set(PRESETS)
     p = preset("memlab-best")
-    assert isinstance(p, ContextPipeline) and p == memlab_best()
+    assert isinstance(p, Pipeline) and p == memlab_best()
     assert p.neighbor_prev > 0 and p.drop_headings and p.fts_tokenizer == "porter"
     assert p.keyword_mode == "or" and p.depth == 1000 == p.at_k(10).depth
     q = preset("memlab-best", neighbor_next=0.0, max_results=3)
@@ -235,12 +229,20 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
     return Dataset("tiny", root, {"conv": ws}, queries, evidence)
 
 
-def test_preset_lab_runs_each_system_on_its_own_tokenizer(dataset: Dataset) -> None:
-    lab = PresetLab(dataset, embedder=HashingEmbedder(dimensions=32), unit="turn", progress=False)
+def test_lab_runs_each_system_on_its_own_tokenizer(dataset: Dataset) -> None:
+    lab = Lab(
+        dataset,
+        cache_vectors=True,
+        embedder=HashingEmbedder(dimensions=32),
+        unit="turn",
+        progress=False,
+    )
     systems = [memlab_best(), memlab_best(name="unicode", fts_tokenizer=None), preset("bm25")]
     cands = lab.candidates_for(systems)
     assert cands["memlab-best"] is not cands["unicode"]
-    assert lab.sibling("porter").fts_tokenizer == "porter" and lab.fts_tokenizer == "unicode61"
+    assert (
+        lab.for_tokenizer("porter").fts_tokenizer == "porter" and lab.fts_tokenizer == "unicode61"
+    )
 
     def keyword_hits(name: str) -> set[str]:
         cs = cands[name].cs
@@ -257,7 +259,13 @@ def test_preset_lab_runs_each_system_on_its_own_tokenizer(dataset: Dataset) -> N
 
 
 def test_sweep_of_the_preset_scores_every_setting_through_its_stages(dataset: Dataset) -> None:
-    lab = PresetLab(dataset, embedder=HashingEmbedder(dimensions=32), unit="turn", progress=False)
+    lab = Lab(
+        dataset,
+        cache_vectors=True,
+        embedder=HashingEmbedder(dimensions=32),
+        unit="turn",
+        progress=False,
+    )
     base = memlab_best()
     res = sweep(lab, base, {"vector_weight": [0.2, 0.8]}, ["recall@5"])
     lc = lab.candidates_for([base])[base.name]
