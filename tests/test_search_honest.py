@@ -167,7 +167,7 @@ def test_read_only_workspace_is_searched_without_writing_to_it(small_workspace: 
 def test_eval_runs_each_system_on_the_index_it_is_defined_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memlab.eval.lab as lab_mod
+    import memlab.eval.lab.labs as lab_mod  # where Lab looks up `retrieve`
 
     out = tmp_path / "synth"
     assert run("synth", str(out), "--days", "4", "--queries-per-type", "2")[0] == 0

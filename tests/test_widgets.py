@@ -231,7 +231,7 @@ def test_bad_arguments(lab: Lab) -> None:
 
 def test_explorer_runs_each_preset_on_its_own_index(data, monkeypatch: pytest.MonkeyPatch) -> None:
     """As `memlab eval` and `PresetLab`: memlab-best on porter, openclaw on unicode61."""
-    import memlab.eval.lab as lab_mod
+    import memlab.eval.lab.labs as lab_mod  # where Lab looks up `retrieve`
 
     ds, _ = data
     seen: list[str] = []
