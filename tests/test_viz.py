@@ -18,6 +18,7 @@ from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
 from memlab.eval.sweep import sweep
 from memlab.presets import preset
+from memlab.viz.style import finish_figure
 from tests.conftest import REPO
 
 
@@ -42,7 +43,7 @@ def _legend_texts(ax) -> list[str]:
 
 
 def _check_saved(fig, path: Path, magic: bytes) -> None:
-    out = viz._finish(fig, path)
+    out = finish_figure(fig, path)
     assert out is fig
     data = path.read_bytes()
     assert len(data) > 1000
