@@ -1,14 +1,5 @@
-"""``memlab mcp``: a workspace's memory served over the Model Context Protocol.
-
-Three tools, built on the official Python SDK (``mcp`` >= 2, ``MCPServer``):
-
-- ``memory_search`` — ``memlab.tools.memory_search`` (OpenClaw's arguments ``query``,
-  ``maxResults``, ``minScore``, plus ``corpus``: ``memory``, ``sessions`` or ``all``) with
-  the pipeline the command line would run;
-- ``memory_get`` — ``memlab.tools.memory_get`` (``path``, ``from``, ``lines``), with the
-  path rules of ``memlab get``: a refused path answers ``{error: "path required", path}``;
-- ``memory_status`` — index path, identity, file and chunk counts, stale and skipped files,
-  the watcher's last sync, and what is degraded and why (``degraded``).
+"""The state behind ``memlab mcp``'s tools: `MemoryService`, a reader index under a lock
+and a watcher thread with its own writer index.
 
 Freshness and concurrency. Two ``MemoryIndex`` objects: the *writer* belongs to a
 ``memlab.watch`` thread (settle + debounce, then an incremental sync); the *reader*
@@ -26,45 +17,27 @@ reader's query embedder is a ``memlab.embed.guard.GuardedEmbedder``, so a provid
 fails or hangs past its timeout makes ``memory_search`` answer from the keyword leg at once
 (OpenClaw's keyword-only mode, with the command line's notice) until a background probe
 finds it answering again. ``memory_status`` lists what is degraded, why and since when.
-
-HTTP: Streamable HTTP on ``127.0.0.1`` unless told otherwise, with the SDK's
-DNS-rebinding protection (``Host`` and ``Origin`` checked against the listening host
-and loopback names: 421 / 403 otherwise) and, with a token, bearer authentication
-through the SDK's ``TokenVerifier`` (401 without the token).
 """
 
 from __future__ import annotations
 
-import hmac
-import inspect
-import re
-import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
-
-from pydantic import Field  # module level: the SDK evaluates the tools' annotations here
+from typing import TYPE_CHECKING, Any
 
 from memlab.vocab import MCP_CORPORA
 
 if TYPE_CHECKING:
-    from mcp.server import MCPServer
-
     from memlab.pipeline import Pipeline
     from memlab.store import MemoryIndex, SyncReport
 
 __all__ = [
     "QUERY_THREADS",
+    "STALE_CHECK_S",
     "STARTUP_WAIT_S",
     "SYNC_WAIT_S",
     "MemoryService",
-    "announce_serving",
-    "build_server",
-    "serve_http",
-    "serve_stdio",
-    "serving_url",
     "single_query_threads",
 ]
 
@@ -79,29 +52,6 @@ STALE_CHECK_S = 1.0
 # to split: on 2 busy cores one thread embeds it in half the time two take (p50 16 vs 34 ms,
 # docs/benchmarks.md §11); the writer's batches (the watcher's syncs) keep every core.
 QUERY_THREADS = 1
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-MCP_PATH = "/mcp"
-# The announced address: a host (a bracketed IPv6 literal or a name without ``/`` or ``:``),
-# a port, then MCP_PATH. Anchored on the path, so text another thread wrote right after
-# the line (a merged line, see announce_serving) is not read as part of the URL.
-SERVING_RE = re.compile(
-    r"serving (http://(?:\[[0-9A-Fa-f:.]+\]|[^\s/:\[\]]+):\d+" + re.escape(MCP_PATH) + ")"
-)
-KW = inspect.Parameter.KEYWORD_ONLY
-GET_FROM = Annotated[int | None, Field(alias="from", description="first line, 1-based")]
-# The search arguments' ranges, in the schema a client reads (not enforced by the SDK: the
-# one rule is memlab.tools.check_search_arguments, whose message names the argument).
-SEARCH_QUERY = Annotated[str, Field(description="what to search for: a non-empty text")]
-SEARCH_MAX_RESULTS = Annotated[
-    int | None,
-    Field(
-        description="how many results at most: an integer >= 1", json_schema_extra={"minimum": 1}
-    ),
-]
-SEARCH_MIN_SCORE = Annotated[
-    float | None, Field(description="the lowest score returned: a finite number")
-]
-GET_CORPUS = Annotated[str | None, Field(description="memory, wiki or all (release 2026.9.6)")]
 
 
 class MemoryService:
@@ -495,175 +445,3 @@ def single_query_threads(embedder: Any, threads: int = QUERY_THREADS) -> bool:
         return False
     embedder.threads, embedder.sessions = threads, 1
     return True
-
-
-# ---------------------------------------------------------------------- server
-class StaticTokenVerifier:
-    """The SDK's ``TokenVerifier`` for one shared secret, compared in constant time."""
-
-    def __init__(self, token: str) -> None:
-        self.token = token
-
-    async def verify_token(self, token: str) -> Any:
-        """An ``AccessToken`` when ``token`` equals the secret, else None (→ 401)."""
-        from mcp.server.auth.provider import AccessToken
-
-        if hmac.compare_digest(token.encode(), self.token.encode()):
-            return AccessToken(token=token, client_id="memlab", scopes=[])
-        return None
-
-
-def build_server(
-    service: MemoryService, *, token: str | None = None, issuer: str = "http://127.0.0.1"
-) -> MCPServer:
-    """The ``MCPServer`` with the three tools bound to ``service``; with ``token``, bearer
-    authentication (HTTP only: stdio has no headers) whose ``issuer`` is this server."""
-    from mcp.server import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    from memlab import __version__
-    from memlab.openclaw_current.tools import is_release
-    from memlab.tools import SearchArgumentError
-
-    release = is_release(service.pipeline)
-    auth: dict[str, Any] = {}
-    if token:
-        from mcp.server.auth.settings import AuthSettings
-
-        auth = {
-            "auth": AuthSettings(issuer_url=issuer, resource_server_url=None),
-            "token_verifier": StaticTokenVerifier(token),
-        }
-    server = MCPServer(
-        "memlab",
-        version=__version__,  # the client's serverInfo.version
-        instructions="Search and read the workspace's memory files (MEMORY.md, memory/*.md).",
-        log_level="WARNING",
-        **auth,
-    )
-
-    @server.tool(name="memory_search", structured_output=True)
-    def memory_search(
-        query: SEARCH_QUERY,
-        maxResults: SEARCH_MAX_RESULTS = None,
-        minScore: SEARCH_MIN_SCORE = None,
-        corpus: Annotated[
-            str | None, Field(description="memory, sessions or all (2026.9.6: also wiki)")
-        ] = None,
-    ) -> dict[str, Any]:
-        """Search the memory files; results carry path, line range, score and snippet."""
-        try:
-            return service.search(query, maxResults, minScore, corpus)
-        except SearchArgumentError as exc:
-            # The caller's mistake, named with its range: the protocol's tool error
-            # (isError), never the "memory is unavailable" payload.
-            raise ToolError(str(exc)) from None
-
-    def memory_get(**arguments: Any) -> dict[str, Any]:
-        """Read a memory file (MEMORY.md or memory/*.md), optionally a line range."""
-        return service.get(
-            arguments["path"],
-            arguments.get("from"),
-            arguments.get("lines"),
-            arguments.get("corpus"),
-        )
-
-    # OpenClaw's argument is `from`, a Python keyword: the SDK builds the schema from this
-    # signature (`from_`, aliased "from") and calls the tool with the alias as the key.
-    memory_get.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            inspect.Parameter("path", KW, annotation=str),
-            inspect.Parameter("from_", KW, default=None, annotation=GET_FROM),
-            inspect.Parameter("lines", KW, default=None, annotation=int | None),
-            # OpenClaw 2026.9.6's memory_get also takes a corpus (the 2026-04 tool does not).
-            *(
-                [inspect.Parameter("corpus", KW, default=None, annotation=GET_CORPUS)]
-                if release
-                else []
-            ),
-        ],
-        return_annotation=dict[str, Any],
-    )
-    server.tool(name="memory_get", structured_output=True)(memory_get)
-
-    @server.tool(name="memory_status", structured_output=True)
-    def memory_status() -> dict[str, Any]:
-        """The index behind memory_search: path, identity, counts and stale files."""
-        return service.status()
-
-    return server
-
-
-def serve_stdio(server: MCPServer) -> None:
-    """Serve over stdin/stdout until the client closes them."""
-    server.run("stdio")
-
-
-def serve_http(
-    server: MCPServer,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    allowed_origins: Sequence[str] = (),
-    allowed_hosts: Sequence[str] = (),
-) -> None:
-    """Serve Streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted.
-
-    ``port`` 0 picks a free port; the bound address is printed on stderr
-    (``memlab mcp: serving http://HOST:PORT/mcp``, one whole line: ``announce_serving``;
-    ``serving_url`` reads it back) once the socket listens. A client may connect at once:
-    uvicorn starts the app (its lifespan: the SDK's session manager) before it accepts,
-    so an early connection waits in the listen backlog rather than meeting a half-started
-    app. ``Host``
-    must be ``HOST:port`` (or a loopback name when ``HOST`` is one) or one of
-    ``allowed_hosts``; an ``Origin``, when sent, must be ``http://`` one of those or
-    one of ``allowed_origins`` (exact, or ``scheme://name:*`` for any port).
-    """
-    import anyio
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    names = [host, *(LOOPBACK if host in LOOPBACK else ())]
-    bracket = [f"[{n}]" if ":" in n else n for n in names]
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{n}:*" for n in bracket] + list(allowed_hosts),
-        allowed_origins=[f"http://{n}:*" for n in bracket] + list(allowed_origins),
-    )
-    app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, transport_security=security, host=host
-    )
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    announce_serving(f"http://{shown}:{bound}{MCP_PATH}")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
-
-
-def announce_serving(url: str) -> None:
-    """Print ``memlab mcp: serving URL`` on stderr as one write, newline included.
-
-    ``print()`` writes the text and its newline in two calls; the watcher thread logs on
-    stderr at the same moment (its first sync), and its text could land between them:
-    ``…/mcpmemlab watch: synced …`` on one line, which a client reading the URL up to the
-    next space took for the path (404 on every request). One ``write`` keeps the line
-    whole: another thread's text can only come before it or after its newline.
-    """
-    sys.stderr.write(f"memlab mcp: serving {url}\n")
-    sys.stderr.flush()
-
-
-def serving_url(text: str) -> str | None:
-    """The URL of the first ``memlab mcp: serving http://HOST:PORT/mcp`` in ``text``, or
-    None when there is none.
-
-    The match ends at the MCP path, so text glued right after it (another process's or
-    an older server's output in the same stream) is not taken into the URL; a bracketed
-    IPv6 host (``http://[::1]:PORT/mcp``) is kept as printed.
-    """
-    m = SERVING_RE.search(text)
-    return m.group(1) if m else None
