@@ -24,6 +24,10 @@ The question it answers: where does OpenClaw's hybrid weighting (0.7 vector /
 6. The key test: tuned vs 0.7/0.3, paired over held-out questions.
 7. Save the sweep curve (train band, held-out line, 0.7 and the tuned weight
    marked), the per-phenomenon bars and the experiment files under ``--out``.
+
+Modules: ``settings`` (the metric, grid, baseline, statistics and default sizes),
+``report`` (the prose, the tuning summary, the slide table and the figures); the real
+persona's part is ``memlab.demo_real``.
 """
 
 from __future__ import annotations
@@ -35,87 +39,57 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memlab.demo.report import (
+    ci_text,
+    effective_share,
+    format_p,
+    plot_weight_sweep,
+    signed_text,
+    slide_table,
+    synthetic_figures,
+    tuning_summary,
+    wrap_lines,
+)
+from memlab.demo.settings import (
+    ALPHA,
+    BASELINE,
+    CHUNK_OVERLAP,
+    CHUNK_TOKENS,
+    CONFIDENCE,
+    DEFAULT_DAYS,
+    DEFAULT_NOTES_PER_DAY,
+    DEFAULT_QUERIES_PER_TYPE,
+    GRID,
+    METRIC,
+    METRICS,
+    N_RESAMPLES,
+    SHIPPED,
+    WIDTH,
+)
+
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from memlab.eval.experiment import ExperimentResult
     from memlab.eval.lab import Lab
-    from memlab.eval.sweep import SweepResult
-    from memlab.pipeline import Pipeline
 
-METRIC = "recall@6"
-# OpenClaw's memory_search returns at most 6 results; every metric reads those 6,
-# so no system is asked for more than OpenClaw would return.
-METRICS = ("recall@6", "ndcg@6", "mrr@6")
-GRID = [round(i * 0.05, 2) for i in range(21)]
-BASELINE = "wsum-0.7/0.3"
-SHIPPED = "openclaw-shipped"
-CONFIDENCE = 0.95
-N_RESAMPLES = 10_000
-ALPHA = 0.05
-WIDTH = 100  # prose is wrapped at this many columns; tables are printed as they are
-
-# Measured on 2 cores with the packaged model (see the README): 548 chunks,
-# 356 questions; first run ≈ 1 min, cached run seconds.
-# OpenClaw's chunker at a size all-MiniLM-L6-v2 reads whole (256 word pieces): measured on
-# the default corpus, 1 of 1,102 chunks is longer than the window at 200 tokens, 539 of 548
-# at OpenClaw's default 400.
-CHUNK_TOKENS = 200
-CHUNK_OVERLAP = 40
-DEFAULT_DAYS = 180
-DEFAULT_NOTES_PER_DAY = 60
-DEFAULT_QUERIES_PER_TYPE = 60
-
-
-def effective_share(vector_weight: float, text_weight: float) -> float:
-    """The vector leg's share of a weighted-sum fusion after OpenClaw's clamp and
-    renormalisation (``Pipeline.effective_weights``: v / (v + t), both 0 → 0.7)."""
-    from memlab.presets import wsum_preset
-
-    return wsum_preset(
-        vector_weight=float(vector_weight), text_weight=float(text_weight)
-    ).effective_weights()[0]
-
-
-def wrap_lines(text: str, width: int = WIDTH) -> str:
-    """Each line of ``text`` wrapped at ``width`` columns, continuation lines indented like
-    the line (6 columns after a ``[n/8]`` step label, 2 after a footnote); words — numbers,
-    CIs, ``0.7/0.3`` — are never split."""
-    import textwrap
-
-    out = []
-    for line in text.split("\n"):
-        lead = len(line) - len(line.lstrip(" "))
-        indent = 6 if line.startswith("[") or lead >= 6 else lead + 2
-        out.append(
-            textwrap.fill(
-                line,
-                width,
-                subsequent_indent=" " * indent,
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
-            if len(line) > width
-            else line
-        )
-    return "\n".join(out)
-
-
-def _fmt_p(p: float, eq: bool = False) -> str:
-    """p to 3 decimals, ``<0.001`` below; ``eq`` gives ``= 0.123`` / ``< 0.001`` for prose."""
-    if p < 0.001:
-        return "< 0.001" if eq else "<0.001"
-    return f"= {p:.3f}" if eq else f"{p:.3f}"
-
-
-def _signed(x: float, digits: int = 3) -> str:
-    s = f"{x:+.{digits}f}"
-    return s.replace("-", "−") if x < 0 else s
-
-
-def _ci(low: float, high: float, digits: int = 3, signed: bool = False) -> str:
-    f = (lambda v: _signed(v, digits)) if signed else (lambda v: f"{v:.{digits}f}")
-    return f"[{f(low)}, {f(high)}]"
+__all__ = [
+    "ALPHA",
+    "BASELINE",
+    "CHUNK_OVERLAP",
+    "CHUNK_TOKENS",
+    "CONFIDENCE",
+    "DEFAULT_DAYS",
+    "DEFAULT_NOTES_PER_DAY",
+    "DEFAULT_QUERIES_PER_TYPE",
+    "GRID",
+    "METRIC",
+    "METRICS",
+    "N_RESAMPLES",
+    "SHIPPED",
+    "WIDTH",
+    "effective_share",
+    "run_demo",
+    "tuning_summary",
+    "wrap_lines",
+]
 
 
 def _corpus(out: Path, cfg: Any, say: Any) -> Any:
@@ -148,160 +122,6 @@ def _keyword_coverage(lab: Lab, depth: int) -> dict[str, float]:
         lc = lab.candidates(depth, keyword_mode=mode, keyword_fallback=False)
         out[mode] = float((lc.cs.text_rank >= 0).any(axis=1).mean())
     return out
-
-
-def tuning_summary(sw: SweepResult, best: dict[str, Any], base: Pipeline, tuned: Pipeline) -> str:
-    """The lines that report what a 1-D ``vector_weight`` sweep chose: the effective
-    weights of ``tuned`` (``v/(v+t)``), its train mean and CI, the tied weights (train
-    means within 1e-12 of the best; from ``best["tied"]``, else counted on the curve)
-    with the tie rule, the plateau when it spans more than one grid point, the curve's
-    min/max/spread and its value at 0.70, and the sweep's warnings. Never a bare
-    number from a tie."""
-    import numpy as np
-    import pandas as pd
-
-    curve = sw.curve(METRIC)
-    tw = (
-        curve["text_weight"] if "text_weight" in curve else pd.Series(base.text_weight, curve.index)
-    )
-    shares = [effective_share(v, t) for v, t in zip(curve["vector_weight"], tw, strict=True)]
-    means = curve["mean"].to_numpy(float)
-    w = effective_share(tuned.vector_weight, tuned.text_weight)
-    lines = [
-        f"      chosen: vector {w:.2f} / text {1 - w:.2f} (effective weights of the scored"
-        f" system); train {METRIC} {best['train_mean']:.3f}"
-        f" {_ci(best['low'], best['high'])}"
-    ]
-    tied = best.get("tied")
-    if tied is None:  # a sweep without tie reporting: count exact ties of the maximum
-        top = means.max()
-        tied = [
-            {"vector_weight": s} for s, m in zip(shares, means, strict=True) if m >= top - 1e-12
-        ]
-    tied_shares = sorted(
-        {
-            round(effective_share(t["vector_weight"], t.get("text_weight", base.text_weight)), 4)
-            for t in tied
-        }
-        if tied and "text_weight" in tied[0]
-        else {round(float(t["vector_weight"]), 4) for t in tied}
-    )
-    if len(tied_shares) > 1:
-        lines.append(
-            f"      tied on train: {len(tied_shares)} weights from {tied_shares[0]:.2f} to"
-            f" {tied_shares[-1]:.2f} score the same {METRIC}"
-            + (f"; rule among ties: {best['rule']}" if best.get("rule") else "")
-        )
-    else:
-        lines.append("      no other weight ties it on train")
-    plateau = best.get("plateau")
-    if plateau and plateau.get("n", 1) > 1:
-        lines.append(
-            f"      plateau: the chosen weight lies in a run of {plateau['n']} tied grid points,"
-            f" {plateau.get('param', 'vector_weight')} {plateau['low']:.2f}–{plateau['high']:.2f}"
-        )
-    spread = best.get("spread", float(means.max() - means.min()))
-    lines.append(
-        f"      curve over the grid: train {METRIC} from {means.min():.3f} to {means.max():.3f}"
-        f" (spread {spread:.3f}); at 0.70: "
-        + (
-            f"{means[int(np.argmin(np.abs(np.asarray(shares) - 0.7)))]:.3f}"
-            if min(abs(s - 0.7) for s in shares) < 1e-9
-            else "not on the grid"
-        )
-    )
-    if w <= min(shares) + 1e-9 or w >= max(shares) - 1e-9:
-        leg = "keyword" if w < 0.5 else "vector"
-        lines.append(
-            f"      {w:.2f} is the end of the grid: the fused score is the {leg} leg's alone"
-            f" (the other leg still contributes candidates)"
-        )
-    inside = any(abs(s - 0.7) < 1e-9 for s in tied_shares)
-    if inside and abs(w - 0.7) > 1e-9:
-        lines.append("      0.70 is one of the tied weights: on train, tuning does not beat it")
-    for msg in getattr(sw, "warnings", None) or []:
-        lines.append(f"      warning: {msg}")
-    return "\n".join(lines)
-
-
-def _table(
-    res: ExperimentResult,
-    systems: list[Pipeline],
-    labels: dict[str, str],
-    seed: int,
-) -> tuple[str, pd.DataFrame]:
-    """The slide table: per system its candidate generation, recall@6 with a bootstrap CI,
-    the paired difference to the baseline with its CI and Holm p, better/same/worse
-    counts and the other metrics. Returns the text and the numbers."""
-    import numpy as np
-    import pandas as pd
-
-    from memlab.eval.significance import bootstrap_ci, win_tie_loss
-    from memlab.stages.floor import threshold_text
-
-    wide = res.wide(METRIC)
-    base = wide[BASELINE].to_numpy(float)
-    rows = []
-    for s in systems:
-        x = wide[s.name].to_numpy(float)
-        low, high = bootstrap_ci(x, CONFIDENCE, N_RESAMPLES, seed)
-        row: dict[str, Any] = {
-            "system": labels.get(s.name, s.name),
-            "keywords": (s.keyword_mode.upper() if s.keyword else "—"),
-            "fusion": (
-                s.fusion if (s.keyword and s.vector) else ("vector" if s.vector else "keyword")
-            ),
-            "minScore": threshold_text(s),
-            METRIC: float(x.mean()),
-            "low": low,
-            "high": high,
-        }
-        if s.name == BASELINE:
-            row.update(delta=np.nan, d_low=np.nan, d_high=np.nan, p_holm=np.nan, wtl="baseline")
-        else:
-            d = x - base
-            dl, dh = bootstrap_ci(d, CONFIDENCE, N_RESAMPLES, seed)
-            w, t, lo = win_tie_loss(x, base)
-            row.update(
-                delta=float(d.mean()),
-                d_low=dl,
-                d_high=dh,
-                p_holm=float(res.table.loc[s.name, f"{METRIC} p_adj"]),
-                wtl=f"{w}/{t}/{lo}",
-            )
-        for m in METRICS[1:]:
-            row[m] = float(res.table.loc[s.name, m])
-        rows.append(row)
-    df = pd.DataFrame(rows)
-    cells = []
-    for r in rows:
-        base_row = r["wtl"] == "baseline"
-        cells.append(
-            {
-                "system": r["system"],
-                "keywords": r["keywords"],
-                "minScore": r["minScore"],
-                METRIC: f"{r[METRIC]:.3f}",
-                "95% CI": _ci(r["low"], r["high"]),
-                "Δ vs 0.7/0.3": "—" if base_row else _signed(r["delta"]),
-                "95% CI of Δ*": "—" if base_row else _ci(r["d_low"], r["d_high"], signed=True),
-                "p (Holm)": "—" if base_row else _fmt_p(r["p_holm"]),
-                "better/same/worse": "—" if base_row else r["wtl"],
-                **{m: f"{r[m]:.3f}" for m in METRICS[1:]},
-            }
-        )
-    cols = list(cells[0])
-    right = {METRIC, "Δ vs 0.7/0.3", "p (Holm)", *METRICS[1:]}
-    widths = {c: max(len(c), *(len(r[c]) for r in cells)) for c in cols}
-
-    def line(r: dict[str, str]) -> str:
-        return "  ".join(
-            r[c].rjust(widths[c]) if c in right else r[c].ljust(widths[c]) for c in cols
-        )
-
-    text = [line({c: c for c in cols}), "  ".join("─" * widths[c] for c in cols)]
-    text += [line(r) for r in cells]
-    return "\n".join(text), df
 
 
 def run_demo(
@@ -459,7 +279,7 @@ def run_demo(
         say("      the tuned setting is OpenClaw's own 0.7/0.3: no separate tuned row")
     for n in notes:
         say(n)
-    table_text, numbers = _table(res, systems, labels, seed)
+    table_text, numbers = slide_table(res, systems, labels, seed)
     say()
     say(table_text, wrap=False)
     say()
@@ -525,8 +345,9 @@ def run_demo(
         say(
             f"[6/8] Key test — tuned ({w_tuned:.2f}/{1 - w_tuned:.2f}) vs OpenClaw's 0.70/0.30"
             f" on {d.size} held-out questions: {METRIC} {b.mean():.3f} vs {a.mean():.3f}, mean"
-            f" difference {_signed(float(d.mean()))} (95% CI {_ci(d_low, d_high, signed=True)});"
-            f" paired t-test p {_fmt_p(p_t, True)}, randomization test p {_fmt_p(p_r, True)};"
+            f" difference {signed_text(float(d.mean()))}"
+            f" (95% CI {ci_text(d_low, d_high, signed=True)});"
+            f" paired t-test p {format_p(p_t, True)}, randomization test p {format_p(p_r, True)};"
             f" better on {wins}, same on {ties}, worse on {losses} questions; {verdict}."
         )
     vec_alone = float(wide[drop.get("vector", "vector")].mean())
@@ -551,7 +372,7 @@ def run_demo(
     say(by_cat.round(3).to_string(), wrap=False)
 
     # --- the same question on a real persona, and what both corpora support
-    synthetic = _figures(numbers, systems, tuned_name, w_tuned, drop)
+    synthetic = synthetic_figures(numbers, systems, tuned_name, w_tuned, drop)
     from memlab.demo_real import conclusion, run_real
 
     say()
@@ -569,7 +390,7 @@ def run_demo(
     numbers.to_csv(out / "table.csv", index=False)
     sweep_png = out / "sweep_vector_weight.png"
     cat_png = out / "recall_by_category.png"
-    _plot_sweep(sw, base, w_tuned, len(train), len(test), sweep_png)
+    plot_weight_sweep(sw, base, w_tuned, len(train), len(test), sweep_png)
     from memlab.viz import plot_by_category
 
     plot_by_category(res, METRIC, path=cat_png)
@@ -581,66 +402,3 @@ def run_demo(
     )
     say(f"done in {time.perf_counter() - t0:.1f} s")
     return 0
-
-
-def _figures(
-    numbers: pd.DataFrame,
-    systems: list[Pipeline],
-    tuned_name: str,
-    w_tuned: float,
-    drop: dict[str, str],
-) -> dict[str, Any]:
-    """The synthetic part's figures for ``memlab.demo_real.conclusion``: per system (a
-    repeated one under each of its names) its recall@6, Δ vs 0.7/0.3 with its CI and p."""
-    import math
-
-    per: dict[str, Any] = {}
-    for s, r in zip(systems, numbers.to_dict("records"), strict=True):
-        base_row = r["wtl"] == "baseline"
-        per[s.name] = {
-            "mean": r[METRIC],
-            "delta": 0.0 if base_row else r["delta"],
-            "ci": (0.0, 0.0) if base_row else (r["d_low"], r["d_high"]),
-            "p": math.nan if base_row else r["p_holm"],
-        }
-    for other, kept in drop.items():
-        per[other] = per[kept]
-    return {"systems": per, "tuned": tuned_name, "tuned_weight": w_tuned}
-
-
-def _plot_sweep(
-    sw: SweepResult, base: Pipeline, w_tuned: float, n_train: int, n_test: int, path: Path
-) -> None:
-    """The train curve with its bootstrap band and the held-out curve against the effective
-    vector weight, OpenClaw's 0.7 and the tuned weight marked."""
-    import pandas as pd
-
-    from memlab.viz import plot_sweep
-
-    curve = sw.curve(METRIC)
-    tw = (
-        curve["text_weight"] if "text_weight" in curve else pd.Series(base.text_weight, curve.index)
-    )
-    table = pd.DataFrame(
-        {
-            "vector_weight": [
-                effective_share(v, t) for v, t in zip(curve["vector_weight"], tw, strict=True)
-            ],
-            "metric": METRIC,
-            "mean": curve["mean"].to_numpy(float),
-            "low": curve["low"].to_numpy(float),
-            "high": curve["high"].to_numpy(float),
-            "test_mean": curve["test_mean"].to_numpy(float),
-        }
-    )
-    refs = {"OpenClaw": 0.7}
-    if abs(w_tuned - 0.7) > 1e-9:
-        refs["tuned"] = w_tuned
-    plot_sweep(
-        table,
-        METRIC,
-        reference=refs,
-        mark_best=False,
-        path=path,
-        title=f"weighted sum on the OR keyword leg: train n={n_train}, held-out n={n_test}",
-    )
