@@ -391,23 +391,6 @@ def cache_dir() -> Path:
     return path
 
 
-def committed_lab(name: str, embedder: str = "local") -> Any:
-    """A fresh `Lab` over the committed corpus ``datasets/<name>`` at OpenClaw's chunks, its
-    index and vectors kept in ``cache_dir()/quality-<name>`` (shared with
-    ``benchmarks/quality.py``, so nothing is embedded twice)."""
-    from memlab.datasets.base import load_folder
-    from memlab.eval.lab import Lab
-
-    return Lab(
-        load_folder(REPO / "datasets" / name),
-        embedder=embedder,
-        unit="chunk",
-        index_dir=cache_dir() / f"quality-{name}",
-        progress=False,
-        cache_vectors=True,
-    )
-
-
 def pseudo_words(n: int, seed: int = 0) -> list[str]:
     """``n`` distinct pronounceable pseudo-words (consonant-vowel syllables), deterministic."""
     rng = np.random.default_rng(10_000 + seed)
@@ -431,7 +414,7 @@ def note_lines(n: int, seed: int = 0, rare_words: int = 0) -> list[str]:
     > 0 adds that many words per line drawn from a Zipf(1.2) law over 50,000
     pseudo-words, giving the long-tailed term statistics of real text (which keyword
     search speed depends on)."""
-    from memlab.datasets import lexicon as lx
+    from memlab.datasets.synthetic import lexicon as lx
 
     rng = np.random.default_rng(seed)
     templates = [t for group in lx.FILLER.values() for t in group]

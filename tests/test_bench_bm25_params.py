@@ -1,4 +1,4 @@
-"""benchmarks/bm25_params.py: FTS5's BM25 recomputed with other k1 and b."""
+"""benchmarks/studies/bm25_params.py: FTS5's BM25 recomputed with other k1 and b."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.bm25_params import (  # noqa: E402
+from benchmarks.studies.bm25_params import (  # noqa: E402
     FTS5_POINT,
     IDF_FLOOR,
     bm25_scores,

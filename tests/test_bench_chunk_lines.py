@@ -1,4 +1,4 @@
-"""benchmarks/chunk_lines.py: chunks scored by their best line (MaxP), the orderings, and the
+"""benchmarks/studies/chunk_lines.py: chunks scored by their best line (MaxP), the orderings, and the
 engine preset's row against the study's."""
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import benchmarks.chunk_lines as cl  # noqa: E402
+import benchmarks.studies.chunk_lines as cl  # noqa: E402
 from benchmarks._common import CHUNK_UNIT_NAME  # noqa: E402
-from benchmarks.chunk_lines import (  # noqa: E402
+from benchmarks.studies.chunk_lines import (  # noqa: E402
     CHOICES_BY_SIMPLICITY,
     PRESET_ROW,
     STUDY_ROW,
-    choose,
     compare_preset,
     line_system,
     mix_scores,
@@ -32,6 +31,7 @@ from benchmarks.chunk_lines import (  # noqa: E402
     second_line_scores,
     study,
 )
+from benchmarks.studies.shared import choose_simplest  # noqa: E402
 from memlab.fusion import normalize  # noqa: E402
 from memlab.stages.best_line import (  # noqa: E402
     best_line_scores,
@@ -161,12 +161,12 @@ def test_mix_fills_missing_line_scores_with_the_floor_and_masks_unkept_columns()
 
 def test_choose_takes_the_best_and_gives_ties_to_the_simpler_system() -> None:
     simple = CHOICES_BY_SIMPLICITY
-    assert choose({simple[0]: 0.60, simple[1]: 0.70, "mix 0.5": 0.65}, simple) == simple[1]
+    assert choose_simplest({simple[0]: 0.60, simple[1]: 0.70, "mix 0.5": 0.65}, simple) == simple[1]
     tied = {"mix 0.25": 0.7, simple[1]: 0.7, simple[0]: 0.7, "mix 4": 0.7}
-    assert choose(tied, simple) == simple[0]
+    assert choose_simplest(tied, simple) == simple[0]
     # Equal to the fourth digit is a tie; among mixes the first listed wins.
-    assert choose({"mix 4": 0.72624, simple[1]: 0.72621}, simple) == simple[1]
-    assert choose({"mix 0.25": 0.5, "mix 4": 0.5}, simple) == "mix 0.25"
+    assert choose_simplest({"mix 4": 0.72624, simple[1]: 0.72621}, simple) == simple[1]
+    assert choose_simplest({"mix 0.25": 0.5, "mix 4": 0.5}, simple) == "mix 0.25"
 
 
 def test_line_systems_are_the_named_variants() -> None:

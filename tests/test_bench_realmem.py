@@ -1,4 +1,4 @@
-"""benchmarks/realmem_quality.py: one command, on the hand-made RealMem fixture."""
+"""benchmarks/studies/realmem_quality.py: one command, on the hand-made RealMem fixture."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-SCRIPT = REPO / "benchmarks" / "realmem_quality.py"
+SCRIPT = REPO / "benchmarks" / "studies" / "realmem_quality.py"
 FIXTURE = REPO / "tests" / "data" / "realmem"
 
 

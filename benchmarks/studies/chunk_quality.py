@@ -7,14 +7,14 @@ conversations it never saw. all-MiniLM-L6-v2 reads the first 256 word pieces of 
 pooled) and measures what that does to the vector leg and to the fused presets.
 ``memlab-best-chunk`` here is its chunk-as-unit system (``benchmarks._common.chunk_as_unit``,
 printed as "memlab-best-chunk (chunks as units)"), the system these figures were measured
-with; the preset now ranks chunks by their best line (``benchmarks/chunk_lines.py``).
+with; the preset now ranks chunks by their best line (``benchmarks/studies/chunk_lines.py``).
 
 Parts (``--parts``; each prints its tables, every figure goes to ``--json``):
 
 - ``tokens``: how many chunks exceed 256 word pieces (so are truncated today);
 - ``pool``: recall@6, recall@10, nDCG@10 of ``vector``, ``bm25``, ``memlab-best-chunk`` and
   ``memlab-best`` with truncated, max-pooled and mean-pooled chunk vectors;
-- ``grid``: ``benchmarks/locomo_quality.py``'s 150-point grid (leg normalisation × vector
+- ``grid``: ``benchmarks/studies/locomo_quality.py``'s 150-point grid (leg normalisation × vector
   weight × neighbour weights) around ``memlab-best-chunk``, with truncated and with
   max-pooled vectors, chosen on recall@6; then the chosen point on BEAM;
 - ``ideas``: cheap variants of ``memlab-best-chunk``, one change each (keyword leg alone,
@@ -28,16 +28,19 @@ Parts (``--parts``; each prints its tables, every figure goes to ``--json``):
   ``memlab-best-chunk`` on BEAM's tune chats), with the truncated and the MaxSim vector leg.
 
 Protocol. Dev sets: LoCoMo dev and BEAM chats 1–10 of 100K, ``--unit chunk``. Halves as in
-``benchmarks/units_quality.py``: LoCoMo by question (``split_queries`` 0.5, seed 0,
+``benchmarks.studies.shared.dev_sets``: LoCoMo by question (``split_queries`` 0.5, seed 0,
 stratified by category: 498 tune / 498 report), BEAM by conversation (tune = chats 1, 3, 5,
 7, 9; report = 2, 4, 6, 8, 10). Every choice is made on the tune halves (the grid's
 objective: recall@6 on LoCoMo's tune half; its choice is then checked on BEAM's tune
 chats); report halves are only printed. Caveat: the LoCoMo report questions come from the
 same five conversations as the tune ones (their text was seen, the questions were not).
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_quality.py --json chunk.json``
-(``--parts tokens,pool`` to choose; ``--poolings`` for ``grid`` and ``ideas``, default
-``truncated,max``). Chunk vectors are cached in the lab's vector cache
+Reproduce (docs/quality.md, "Chunk-level ideas"; ``--parts tokens,pool`` to choose;
+``--poolings`` for ``grid`` and ``ideas``, default ``truncated,max``):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/chunk_quality.py --poolings truncated,max,mean --json chunk.json
+
+Chunk vectors are cached in the lab's vector cache
 (window vectors under the truncated model's identity, pooled chunk vectors under the pooled
 identity): the first ``pool`` run embeds every window of BEAM's and LoCoMo's chunks (minutes
 on 2 cores), later runs take about a minute per part.
@@ -51,15 +54,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
 from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
-from benchmarks.locomo_quality import LEGS, grid_search
-from benchmarks.units_quality import (
+from benchmarks.studies.shared import (
+    LEGS,
     base_embedder,
-    datasets,
+    dev_sets,
+    fingerprints,
+    grid_search,
+    part_means,
     piece_counts,
     piece_stats,
     split_summary,
@@ -106,21 +112,6 @@ def labs(ds: Any, poolings: tuple[str, ...] = POOLINGS) -> dict[str, Lab]:
     return out
 
 
-def means(res: Any, parts: dict[str, list[str]], metrics: list[str]) -> list[dict[str, Any]]:
-    """One row per system: each metric's mean on each named subset of questions."""
-    pq = res.per_query
-    rows = []
-    for s in res.systems:
-        row: dict[str, Any] = {"system": s.name}
-        d = pq[pq["system"] == s.name]
-        for part, qids in parts.items():
-            dd = d[d["qid"].isin(set(qids))]
-            for m in metrics:
-                row[f"{part} {m}"] = round(float(dd[dd["metric"] == m]["value"].mean()), 4)
-        rows.append(row)
-    return rows
-
-
 def systems(suffix: str = "") -> list[Pipeline]:
     """The systems every pooling is measured with."""
     return [
@@ -161,7 +152,8 @@ def part_pool(sets: dict[str, Any]) -> dict[str, Any]:
             secs = round(time.perf_counter() - t0, 1)
             log(f"pool {name} {label}: {secs} s")
             rows += [
-                {**r, "seconds": secs} for r in means(res, {"tune": tune, "report": rep}, METRICS)
+                {**r, "seconds": secs}
+                for r in part_means(res, {"tune": tune, "report": rep}, METRICS)
             ]
         out[name] = rows
         print(f"\npool: {name}, OpenClaw chunks (tune / report halves)")
@@ -202,8 +194,8 @@ def part_grid(sets: dict[str, Any], poolings: tuple[str, ...]) -> dict[str, Any]
         lres = run_experiment(both, llabs[label], METRICS)
         out[label] = {
             **g,
-            "locomo": means(lres, {"tune": ltune, "report": lrep}, METRICS),
-            "beam": means(bres, {"tune": btune, "report": brep}, METRICS),
+            "locomo": part_means(lres, {"tune": ltune, "report": lrep}, METRICS),
+            "beam": part_means(bres, {"tune": btune, "report": brep}, METRICS),
         }
         print(f"\ngrid ({label} vectors): {g['settings']} points, {g['seconds']} s")
         print(
@@ -253,7 +245,7 @@ def part_ideas(sets: dict[str, Any], poolings: tuple[str, ...]) -> dict[str, Any
         for name, (ds, tune, rep) in sets.items():
             lab = labs(ds, (label,))[label]
             res = run_experiment(variants(), lab, METRICS)
-            for r in means(res, {f"{name} tune": tune, f"{name} report": rep}, METRICS):
+            for r in part_means(res, {f"{name} tune": tune, f"{name} report": rep}, METRICS):
                 rows.setdefault(r["system"], {"system": r["system"]}).update(r)
         out[label] = list(rows.values())
         print(f"\nideas ({label} vectors), one change each to {CHUNK_UNIT_NAME}")
@@ -332,12 +324,12 @@ def part_maxsim(sets: dict[str, Any]) -> dict[str, Any]:
         halves = {"tune": tune, "report": rep}
         rows = [
             {**r, "system": f"{r['system']} (truncated)"}
-            for r in means(run_experiment(pts, lab, METRICS), halves, METRICS)
+            for r in part_means(run_experiment(pts, lab, METRICS), halves, METRICS)
         ]
         rescore_maxsim(lab, pts, inner)
         rows += [
             {**r, "system": f"{r['system']} (maxsim)"}
-            for r in means(run_experiment(pts, lab, METRICS), halves, METRICS)
+            for r in part_means(run_experiment(pts, lab, METRICS), halves, METRICS)
         ]
         out[name] = rows
         print(f"\nmaxsim: {name}, vector leg = best window's cosine (tune / report halves)")
@@ -388,7 +380,9 @@ def part_joint(sets: dict[str, Any]) -> dict[str, Any]:
             t0 = time.perf_counter()
             res = run_experiment(pts, lab, METRICS)
             log(f"joint {name} {variant}: {len(pts)} points, {time.perf_counter() - t0:.0f} s")
-            tables[variant][name] = pd.DataFrame(means(res, halves, METRICS)).set_index("system")
+            tables[variant][name] = pd.DataFrame(part_means(res, halves, METRICS)).set_index(
+                "system"
+            )
     for variant, t in tables.items():
         df = t["locomo"].join(t["beam"])
         floor = df.loc[ref, "beam tune recall@6"]
@@ -419,7 +413,7 @@ def main() -> int:
     args = ap.parse_args()
     parts = args.parts.split(",")
     poolings = tuple(args.poolings.split(","))
-    sets = datasets()
+    sets = dev_sets()
     out: dict[str, Any] = {"split": split_summary(sets)}
     log(f"halves: {out['split']}")
     if "tokens" in parts:
@@ -434,7 +428,7 @@ def main() -> int:
         out["maxsim"] = part_maxsim(sets)
     if "joint" in parts:
         out["joint"] = part_joint(sets)
-    report("chunk_quality", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
+    report("chunk_quality", args, fingerprints(sets), out)
     return 0
 
 

@@ -24,15 +24,17 @@ whole leg; equal scores keep the leg's own order (`leg_ranks`).
 
 PROTOCOL. ``memlab-best`` at one line per unit (``--unit turn``; ten results) runs with
 its keyword scores replaced, on a grid of k1 × b (`GRID`), on the halves of
-``benchmarks.units_quality.datasets`` (LoCoMo by question, BEAM by chat). The point with
+``benchmarks.studies.shared.dev_sets`` (LoCoMo by question, BEAM by chat). The point with
 the highest tune objective — R@5 + R@10 (%) summed over both sets' tune halves — is
 chosen; a tie at two decimals goes to FTS5's own point (`FTS5_POINT`), the only one that
 needs no new code. Report halves are printed, never chosen on. memlab-best's other
 settings were chosen with FTS5's point, which favours it a little; a point that still
 beat it on both tune halves would be worth that re-tuning.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/bm25_params.py --json bm25_params.json``
-(about 30 s with the lab's vector caches warm; ``--quick``: three points, 7 s).
+Reproduce (docs/quality.md, "BM25's k1 and b"; about 30 s with the lab's vector caches
+warm; ``--quick``: three points, 7 s):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/bm25_params.py --json bm25_params.json
 """
 
 from __future__ import annotations
@@ -46,12 +48,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
 from benchmarks._common import log, parser, print_table, report
-from benchmarks.units_quality import base_embedder, datasets, split_summary
+from benchmarks.studies.shared import base_embedder, dev_sets, fingerprints, split_summary
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.pipeline import Pipeline
 from memlab.presets import preset
@@ -273,7 +275,7 @@ def main() -> int:
     ap = parser(__doc__.splitlines()[0])
     args = ap.parse_args()
     grid = QUICK_GRID if args.quick else GRID
-    sets = datasets()
+    sets = dev_sets()
     p = preset("memlab-best", max_results=10)
     rows: dict[tuple[float, float], dict[str, Any]] = {k: {"k1": k[0], "b": k[1]} for k in grid}
     for name, (ds, tune, rep) in sets.items():
@@ -319,7 +321,7 @@ def main() -> int:
         "rows": table,
         "chosen": list(chosen),
     }
-    report("bm25_params", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
+    report("bm25_params", args, fingerprints(sets), out)
     return 0
 
 

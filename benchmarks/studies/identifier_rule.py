@@ -28,9 +28,10 @@ lines: its variants are its line system's. The
 report halves (LoCoMo's report questions, BEAM's even chats) are printed once, chosen on
 nothing. Embedder: the packaged all-MiniLM-L6-v2 (``local``); vectors cached by the lab.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/identifier_rule.py --json
-benchmarks/results/identifier_rule.json`` (minutes on a warm lab cache; the first run
-embeds LoCoMo and BEAM).
+Reproduce (docs/quality.md, "Identifiers, keywords and dates"; minutes on a warm lab
+cache; the first run embeds LoCoMo and BEAM):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/identifier_rule.py --json benchmarks/results/identifier_rule.json
 """
 
 from __future__ import annotations
@@ -41,13 +42,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from types import SimpleNamespace
 
 import numpy as np
 
-from benchmarks._common import committed_lab, log, parser, print_table, report
+from benchmarks._common import log, parser, print_table, report
+from benchmarks.studies.shared import committed_lab, dev_sets, per_query_means
 
 CONV_METRICS = ("recall@5", "recall@10", "ndcg@10")
 SYNTH_METRICS = ("recall@1", "recall@6", "ndcg@10")
@@ -102,19 +104,6 @@ def sink_share(lab: Any, p: Any) -> float:
     return float(np.mean(low[both] < floor[both])) if both.any() else 0.0
 
 
-def per_query_means(res: Any, qids: list[str] | None, metrics: tuple[str, ...]) -> dict:
-    """{system: {metric: mean over ``qids`` (all when None)}} from ``res.per_query``."""
-    pq = res.per_query
-    if qids is not None:
-        pq = pq[pq["qid"].isin(set(qids))]
-    pq = pq[pq["metric"].isin(metrics)]
-    means = pq.groupby(["system", "metric"])["value"].mean()
-    return {
-        s: {m: float(means.get((s, m), np.nan)) for m in metrics}
-        for s in dict.fromkeys(pq["system"])
-    }
-
-
 def synthetic_part() -> dict[str, Any]:
     """bm25 and every variant on ``datasets/synthetic-medium``: recall@1 / recall@6 /
     nDCG@10 per query-mix category and overall, and each memlab-best variant's
@@ -152,12 +141,11 @@ def synthetic_part() -> dict[str, Any]:
 def conversation_part() -> dict[str, Any]:
     """Every variant of each preset on LoCoMo dev and BEAM dev at the preset's unit:
     R@5, R@10, nDCG@10 on each tune and report half."""
-    from benchmarks.units_quality import datasets
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
 
     out: dict[str, Any] = {}
-    for set_name, (ds, tune, rep) in datasets().items():
+    for set_name, (ds, tune, rep) in dev_sets().items():
         for name, unit in PRESETS.items():
             log(f"{set_name} {name} ({unit})")
             for s in systems(name):

@@ -20,10 +20,13 @@ are the authors' figures over all ten personas, for systems that also ask an LLM
 query's keywords and keep their top 20 memories reduced to sessions: printed beside ours,
 marked, not like-for-like.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/realmem_quality.py --json
-benchmarks/results/realmem_quality.json`` (all-MiniLM-L6-v2: a few minutes the first time
-to embed the ~8,000 turns and ~2,500 chunks, cached after; ``--embedder hashing`` for a
-fast check; ``--quick``: hashing, turn unit only). ``--path DIR``: the persona folder
+Reproduce (docs/quality.md, "Part C — RealMem"; all-MiniLM-L6-v2: a few minutes the first
+time to embed the ~8,000 turns and ~2,500 chunks, cached after; ``--embedder hashing`` for a
+fast check; ``--quick``: hashing, turn unit only):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/realmem_quality.py --json benchmarks/results/realmem_quality.json
+
+``--path DIR``: the persona folder
 (default ``$MEMLAB_REALMEM``, else ../shared/datasets/realmem).
 """
 
@@ -33,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 

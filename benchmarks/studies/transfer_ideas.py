@@ -19,8 +19,8 @@ d. the error analysis: R@10 by LoCoMo category on the tune half, before and afte
 
 PROTOCOL. Dev sets: LoCoMo dev (``../shared/datasets/locomo``) and BEAM 100K chats 1–10
 (``../shared/datasets/beam``). Tune halves: LoCoMo's question split (``memlab-best``'s:
-``split_queries(0.5, seed=0, strata=category)``, ``benchmarks/locomo_quality.split``) and
-BEAM's odd chats (``benchmarks/units_quality.beam_split``). Every setting is chosen on
+``split_queries(0.5, seed=0, strata=category)``, ``benchmarks.studies.shared.locomo_split``) and
+BEAM's odd chats (``benchmarks.studies.shared.beam_split``). Every setting is chosen on
 these two tune halves only: objective R@5 + R@10 (in %), summed over the two when a
 parameter acts on both sets. An idea is kept only when its chosen setting helps on both
 tune halves, or helps on one and is exactly neutral on the other. LoCoMo is also split
@@ -32,9 +32,10 @@ LoCoMo conv-30/42, BEAM even chats) are printed once, in the last table; nothing
 chosen on them. (The LoCoMo question split's report questions come from the same five
 conversations as its tune questions: docs/quality.md, Protocol.)
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/transfer_ideas.py --json transfer.json``
-(vectors cached by the lab under ``~/.cache/memlab/lab``: minutes, most of it the
-combined grid).
+Reproduce (docs/quality.md, "File context and a wider neighbour window"; vectors cached
+by the lab under ``~/.cache/memlab/lab``: minutes, most of it the combined grid):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/transfer_ideas.py --json transfer.json
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
 from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
-from benchmarks.units_quality import base_embedder, datasets
+from benchmarks.studies.shared import base_embedder, dev_sets, locomo_split
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import HALVES, conversation_halves
 from memlab.pipeline import Pipeline
@@ -185,7 +186,7 @@ class Bench:
     conversation is a candidate) and the named halves."""
 
     def __init__(self) -> None:
-        sets = datasets()
+        sets = dev_sets()
         self.lcs = {}
         for name, (ds, _, _) in sets.items():
             lab = Lab(
@@ -287,11 +288,11 @@ def part_chunk() -> dict[str, Any]:
     chunks, each scored as one unit, the system this was decided on) with the turn-level
     window and file context added, on LoCoMo's question-split tune half (recall@6 / @10):
     whether the chunk preset should take them too (it does not: ``TURN_CONTEXT_OFF``)."""
-    from benchmarks.locomo_quality import split
+
     from memlab.datasets.locomo import load_locomo
 
     ds = load_locomo()
-    tune, _ = split(ds)
+    tune, _ = locomo_split(ds)
     lab = Lab(ds, embedder="local", unit="chunk", progress=False, cache_vectors=True)
     chunk = chunk_as_unit()
     lc = lab.for_tokenizer("porter").candidates_for_system(chunk.at_k(10))

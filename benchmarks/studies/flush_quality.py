@@ -36,10 +36,11 @@ window (soft 4,000) and softThresholdTokens (window 200k, RealMem; 64k, LoCoMo) 
 flushes, the note tokens and the notes' recall_any@10 under bm25 and memlab-best
 (``extracted`` on RealMem, ``extractive`` on LoCoMo).
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/flush_quality.py --json
-benchmarks/results/flush_quality.json`` (hashing embedder by default: ~3 min on 2 cores;
-``--embedder local`` embeds every note and turn with all-MiniLM-L6-v2). ``--quick``: one
-persona and one conversation.
+Reproduce (docs/quality.md, "Memory flush"; hashing embedder by default: ~3 min on 2
+cores; ``--embedder local`` embeds every note and turn with all-MiniLM-L6-v2; ``--quick``:
+one persona and one conversation):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/flush_quality.py --json benchmarks/results/flush_quality.json
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks._common import log, parser, print_table, report
 from memlab.datasets.base import Dataset

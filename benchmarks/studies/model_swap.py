@@ -24,7 +24,11 @@ compares each row with the same preset on the packaged model, per report half (t
 R@10; chunk: recall@6); LoCoMo's two report halves share questions, so their p are not
 independent evidence.
 
-Run: ``nice -n 10 .venv/bin/python benchmarks/model_swap.py --model DIR --json swap.json``.
+Reproduce (docs/quality.md, "A stronger reader"; DIR a sentence-transformers folder of
+all-mpnet-base-v2):
+
+    nice -n 10 .venv/bin/python benchmarks/studies/model_swap.py --model ~/models/all-mpnet-base-v2 --json swap.json
+
 Vectors are cached per model (``Lab(cache_vectors=True)``); the first run with
 all-mpnet-base-v2 embeds every LoCoMo and BEAM turn and chunk with it (69 min on 2 cores,
 40 of them for BEAM's 4,096 chunks), a later run 1 min 25 s, of which the speed sample takes about a minute:
@@ -39,13 +43,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
 from benchmarks._common import chunk_as_unit, log, parser, print_table, report
-from benchmarks.chunk_lines import choose
-from benchmarks.units_quality import base_embedder
+from benchmarks.studies.shared import base_embedder, choose_simplest, unit_lines
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import HALVES, conversation_halves, question_halves
 from memlab.eval.significance import paired_ttest
@@ -92,8 +95,8 @@ def objective(rows: dict[str, float], unit: str) -> float:
 def choose_weight(tune_means: dict[str, dict[str, float]], unit: str, own: str) -> str:
     """The weight point with the best mean tune objective over the halves; a tie at the
     fourth digit goes to ``own`` (the preset's weight), then to the first listed
-    (``benchmarks.chunk_lines.choose``, the studies' one tie rule)."""
-    return choose({name: objective(m, unit) for name, m in tune_means.items()}, (own,))
+    (``benchmarks.studies.shared.choose_simplest``, the studies' one tie rule)."""
+    return choose_simplest({name: objective(m, unit) for name, m in tune_means.items()}, (own,))
 
 
 def per_query(ds: Any, emb: Any, unit: str, pts: list[Pipeline]) -> tuple[dict, list[str]]:
@@ -274,8 +277,6 @@ def main() -> int:
         )
         print_table(res["rows"])
     if args.speed_sample:
-        from benchmarks.units_quality import unit_lines
-
         samples = {
             f"{ds.name} (first {args.speed_sample} units)": unit_lines(ds)[: args.speed_sample]
             for ds in (locomo, beam)
