@@ -13,7 +13,8 @@
   and a porter-stemmed FTS5 index; ``memlab-best-chunk`` ranks OpenClaw's chunks by
   their best line under ``memlab-best`` (``memlab.stages.best_line``).
 
-docs/presets.md has the table. ``from_config`` turns an OpenClaw configuration into
+``memlab_learned`` (not in ``PRESETS``): a candidate whose score is the ``learned`` stage's
+fitted linear model. docs/presets.md has the table. ``from_config`` turns an OpenClaw configuration into
 its pipeline.
 """
 
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlab.pipeline.base import Pipeline
 from memlab.stages.best_line import register_line_system
+from memlab.stages.learned import fitted_model
 from memlab.vocab import BEST_LINE_SYSTEMS
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_AS_UNIT",
     "LAB_KEYWORD_MODE",
+    "LEARNED_BASE",
     "PRESETS",
     "PRESET_ALIASES",
     "TURN_CONTEXT_OFF",
@@ -38,6 +41,7 @@ __all__ = [
     "from_config",
     "memlab_best",
     "memlab_best_chunk",
+    "memlab_learned",
     "openclaw",
     "openclaw_current",
     "openclaw_latest",
@@ -294,6 +298,40 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
         text_unmatched="missing",
         identifier_tier=False,
     )
+    return p.replace(**overrides) if overrides else p
+
+
+# The pipeline the learned model (``memlab.stages.learned.fitted_model``) was fitted on:
+# memlab-best as it was then. Its score is the model's ``prior`` feature, so these settings
+# are pinned here, not derived from `memlab_best`: a later change to memlab-best must not
+# change the model's input.
+LEARNED_BASE: dict[str, Any] = {
+    "keyword_mode": "or",
+    "keyword_fallback": False,
+    "min_score": -1e6,
+    "relaxed_fallback": False,
+    "candidate_multiplier": 200.0,
+    "max_candidates": 1000,
+    "fusion": "wsum",
+    "vector_weight": 0.6,
+    "text_weight": 0.4,
+    "text_source": "bm25",
+    "text_norm": "zscore",
+    "vector_norm": "zscore",
+    "neighbor_prev": 0.5,
+    "neighbor_next": 0.3,
+    "drop_headings": True,
+    "fts_tokenizer": "porter",
+}
+
+
+def memlab_learned(**overrides: Any) -> Pipeline:
+    """A candidate preset (not in ``PRESETS``): `LEARNED_BASE` (every chunk a candidate, OR
+    query, porter, z-scored legs 0.6/0.4, neighbour context 0.5/0.3, heading lines dropped,
+    no threshold) whose score is then replaced by the ``learned`` stage's linear model
+    (``memlab.stages.learned.fitted_model``, the data file ``learned_model.json``) over the
+    candidate features, that score (``prior``) among them."""
+    p = Pipeline(name="memlab-learned", **LEARNED_BASE).replace(learned_model=fitted_model())
     return p.replace(**overrides) if overrides else p
 
 
