@@ -4,7 +4,7 @@ A 10,000-note workspace (``note_workspace``, one line per chunk, hashing embedde
 porter FTS5), ``memlab-best``'s candidates (every chunk a vector candidate, up to
 1,000 per leg). For each query alone (the search path scores one query) the
 score stages run with ``learned_model`` off and on; the added time is the
-difference of the medians. The model is ``FITTED_MODEL`` when it has been
+difference of the medians. The model is ``learned.fitted_model()`` when it has been
 fitted, else the same number of features with unit constants (the cost does not
 depend on the values). Target (issue 17): ≤ 2 ms per query at 10k chunks.
 
@@ -61,7 +61,7 @@ def main() -> int:
     log(f"index of {n} chunks")
     idx.ensure_synced()
     queries = query_texts(note_lines(n, 0, NOTE_RARE_WORDS), nq)
-    model = learned.FITTED_MODEL or tuple(
+    model = learned.fitted_model() or tuple(
         (f, 0.0, 1.0, 1.0) for f in [*learned.BASE_FEATURES, "vz*qlen", "tz*agree"]
     )
     off = memlab_best()

@@ -7,14 +7,14 @@
 - the lab baselines ``wsum``, ``rrf``, ``qmd-like``, ``vector``, ``bm25``: one shared
   candidate generation (OR keyword query), differing only in what their names say;
   ``recency`` and ``random``: query-blind orders of every unit (``memlab.stages.prior``).
-- ``memlab-best`` / ``memlab-best-chunk``: tuned on LoCoMo's and BEAM's dev tune halves
-  (``benchmarks/locomo_quality.py``, ``transfer_ideas.py``, ``chunk_lines.py``;
-  docs/quality.md), with the neighbour-context, file-context and heading-filter stages
-  and a porter-stemmed FTS5 index; ``memlab-best-chunk`` ranks OpenClaw's chunks by
-  their best line under ``memlab-best`` (``memlab.stages.best_line``).
+- ``memlab-best`` / ``memlab-best-chunk``: memlab's tuned systems, with the
+  neighbour-context, file-context and heading-filter stages and a porter-stemmed FTS5
+  index; ``memlab-best-chunk`` ranks OpenClaw's chunks by their best line under
+  ``memlab-best`` (``memlab.stages.best_line``). ``memlab_learned`` (not in ``PRESETS``):
+  a candidate whose score is the ``learned`` stage's fitted linear model.
 
-docs/presets.md has the table. ``from_config`` turns an OpenClaw configuration into
-its pipeline.
+docs/presets.md has the table, and how each tuned setting was chosen ("How the tuned
+presets were chosen"). ``from_config`` turns an OpenClaw configuration into its pipeline.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memlab.pipeline.base import Pipeline
 from memlab.stages.best_line import register_line_system
+from memlab.stages.learned import fitted_model
 from memlab.vocab import BEST_LINE_SYSTEMS
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_AS_UNIT",
     "LAB_KEYWORD_MODE",
+    "LEARNED_BASE",
     "PRESETS",
     "PRESET_ALIASES",
     "TURN_CONTEXT_OFF",
@@ -38,6 +40,7 @@ __all__ = [
     "from_config",
     "memlab_best",
     "memlab_best_chunk",
+    "memlab_learned",
     "openclaw",
     "openclaw_current",
     "openclaw_latest",
@@ -179,7 +182,7 @@ def random_order(**overrides: Any) -> Pipeline:
 
 
 def memlab_best(**overrides: Any) -> Pipeline:
-    """The preset tuned on LoCoMo's dev split (tune half; ``benchmarks/locomo_quality.py``).
+    """memlab's tuned hybrid search for conversation memory.
 
     Every chunk is a candidate (depth = min(1000, max_results × 200)); OR
     keyword query over non-stop-words on a porter-stemmed FTS5 index; each leg
@@ -191,20 +194,16 @@ def memlab_best(**overrides: Any) -> Pipeline:
     before and 0.1 × the one two after (``neighbor_prev2`` / ``neighbor_next2``);
     in a user–assistant file (``neighbor_shape="roles"``, read from the speaker
     labels of the lines, never from a data set's name: ``memlab.stages.shape``) a
-    User line adds its reply's score (weight 1.0), an Assistant line nothing —
-    chosen on BEAM's tune chats, identical on LoCoMo (docs/quality.md); file
+    User line adds its reply's score (weight 1.0), an Assistant line nothing; file
     context (``file_context=1.0``, ``memlab.stages.file_context``): in a conversation
     file (at least half of its lines speaker-labelled, ``memlab.stages.shape``) every chunk
     adds its file's best pre-neighbour score, the session heading included (a
-    LoCoMo daily file is one session, a BEAM log one batch) — window and file
-    context chosen on LoCoMo's question-split tune half and BEAM's odd chats
-    (``benchmarks/transfer_ideas.py``); a unit the keyword query did not match gets the
-    keyword leg's floor, below every match (``text_unmatched="floor"``), and a unit
-    holding an identifier the query names (a commit, ticket, host, path, date) leads
-    (``identifier_tier``; both chosen by ``benchmarks/identifier_rule.py``, docs/quality.md
-    "Identifiers"); heading-only chunks dropped; no score
-    threshold (z-scores are negative below the mean, so ``min_score`` is −10⁶),
-    no decay, no MMR.
+    LoCoMo daily file is one session, a BEAM log one batch); a unit the keyword query
+    did not match gets the keyword leg's floor, below every match
+    (``text_unmatched="floor"``), and a unit holding an identifier the query names (a
+    commit, ticket, host, path, date) leads (``identifier_tier``); heading-only chunks
+    dropped; no score threshold (z-scores are negative below the mean, so ``min_score``
+    is −10⁶), no decay, no MMR. How each setting was chosen: docs/presets.md.
     """
     p = Pipeline(
         name="memlab-best",
@@ -239,8 +238,7 @@ def memlab_best(**overrides: Any) -> Pipeline:
 
 
 # memlab-best's turn-level neighbour window and file context switched off (the one-step
-# rule of before): memlab-best-chunk keeps them off — at chunk level they lowered LoCoMo's
-# tune recall@6 (0.874 → 0.864, benchmarks/transfer_ideas.py, part "chunk").
+# neighbour rule): memlab-best-chunk's chunk scores run without them (docs/presets.md says why).
 TURN_CONTEXT_OFF: dict[str, Any] = {
     "neighbor_prev2": 0.0,
     "neighbor_next2": 0.0,
@@ -249,9 +247,9 @@ TURN_CONTEXT_OFF: dict[str, Any] = {
 }
 
 
-# memlab-best-chunk's overrides that give its chunk-as-unit ranking (no best-line step):
-# the preset before the line ranking, kept for the studies and as the tie-break. The order
-# is reset too, so its settings do not show a line order it cannot use.
+# memlab-best-chunk's overrides that give its chunk-as-unit ranking (no best-line step),
+# the studies' baseline and its tie-break. The order is reset too, so its settings do not
+# show a line order it cannot use.
 CHUNK_AS_UNIT: dict[str, Any] = {"best_line": "", "best_line_order": "max", "min_score": 0.0}
 
 
@@ -261,20 +259,18 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
     ``best_line="memlab-best"`` (``memlab.stages.best_line``): ``memlab-best`` runs on the
     line index of the same files (``MemoryIndex.line_view``), and a chunk's score is the
     best score of its lines among the query's top 100 (a chunk holding none of them is not
-    returned); chosen on LoCoMo's question-split tune half plus BEAM's odd chats
-    (``benchmarks/chunk_lines.py``, docs/quality.md "Chunks ranked by their best line").
-    The chunks are placed greedily by new lines (``best_line_order="novel"``,
+    returned). The chunks are placed greedily by new lines (``best_line_order="novel"``,
     ``memlab.stages.best_line.novel_line_order``): the next chunk holds the best top line
     no chunk above it holds, so an overlapping chunk that owes its score to a line already
-    shown waits (issue 17's fifth round, chosen on the same tune halves).
-    The line scores are z-score sums, so there is no threshold (``min_score`` −10⁶).
-    Equal line scores (overlapping chunks sharing their best line) go to the chunk with
-    the higher chunk score, the grid's choice for chunks as units (recall@6, LoCoMo's tune
-    half): |bm25| / the query's best and cosine min–max, ``0.3·vector + 0.7·keyword``,
-    neighbour context 0.3 / 0.3, no speaker rule (``neighbor_shape="off"``: a ~400-token
-    chunk holds several messages, so its first line does not name one speaker).
-    ``memlab_best_chunk(best_line="", min_score=0.0)`` is that chunk-as-unit system alone
-    (``CHUNK_AS_UNIT``), the preset before the line ranking.
+    shown waits. The line scores are z-score sums, so there is no threshold
+    (``min_score`` −10⁶). Equal line scores (overlapping chunks sharing their best line) go
+    to the chunk with the higher chunk score: |bm25| / the query's best and cosine
+    min–max, ``0.3·vector + 0.7·keyword``, neighbour context 0.3 / 0.3 (max, no two-away
+    terms, no file context: ``TURN_CONTEXT_OFF``), no speaker rule
+    (``neighbor_shape="off"``: a ~400-token chunk holds several messages, so its first line
+    does not name one speaker). ``memlab_best_chunk(best_line="", min_score=0.0)`` is that
+    chunk-as-unit system alone (``CHUNK_AS_UNIT``). How each setting was chosen:
+    docs/presets.md.
     """
     p = memlab_best(
         name="memlab-best-chunk",
@@ -294,6 +290,40 @@ def memlab_best_chunk(**overrides: Any) -> Pipeline:
         text_unmatched="missing",
         identifier_tier=False,
     )
+    return p.replace(**overrides) if overrides else p
+
+
+# The pipeline the learned model (``memlab.stages.learned.fitted_model``) was fitted on:
+# memlab-best as it was then. Its score is the model's ``prior`` feature, so these settings
+# are pinned here, not derived from `memlab_best`: a later change to memlab-best must not
+# change the model's input.
+LEARNED_BASE: dict[str, Any] = {
+    "keyword_mode": "or",
+    "keyword_fallback": False,
+    "min_score": -1e6,
+    "relaxed_fallback": False,
+    "candidate_multiplier": 200.0,
+    "max_candidates": 1000,
+    "fusion": "wsum",
+    "vector_weight": 0.6,
+    "text_weight": 0.4,
+    "text_source": "bm25",
+    "text_norm": "zscore",
+    "vector_norm": "zscore",
+    "neighbor_prev": 0.5,
+    "neighbor_next": 0.3,
+    "drop_headings": True,
+    "fts_tokenizer": "porter",
+}
+
+
+def memlab_learned(**overrides: Any) -> Pipeline:
+    """A candidate preset (not in ``PRESETS``): `LEARNED_BASE` (every chunk a candidate, OR
+    query, porter, z-scored legs 0.6/0.4, neighbour context 0.5/0.3, heading lines dropped,
+    no threshold) whose score is then replaced by the ``learned`` stage's linear model
+    (``memlab.stages.learned.fitted_model``, the data file ``learned_model.json``) over the
+    candidate features, that score (``prior``) among them."""
+    p = Pipeline(name="memlab-learned", **LEARNED_BASE).replace(learned_model=fitted_model())
     return p.replace(**overrides) if overrides else p
 
 

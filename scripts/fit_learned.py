@@ -17,16 +17,16 @@ Protocol (nothing reported was tuned on):
 One model for both data sets: rows are weighted so each data set counts the same.
 
 Run: ``nice -n 10 .venv/bin/python scripts/fit_learned.py --json /tmp/ltr.json``
-(``--write`` puts the fitted constants into ``memlab/stages/learned.py``'s
-``FITTED_MODEL``; run ``ruff format`` on it afterwards). Uses the lab's cached indexes
-and vectors (~/.cache/memlab); 10 min 45 s on 2 shared cores (``--no-gbm``: ~7 min).
+(``--write`` writes the chosen model to the data file
+``memlab/stages/learned_model.json``, which ``memlab.stages.learned.fitted_model`` reads;
+no source is rewritten). Uses the lab's cached indexes and vectors (~/.cache/memlab);
+10 min 45 s on 2 shared cores (``--no-gbm``: ~7 min).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -39,7 +39,7 @@ import numpy as np
 import memlab.stages.learned as learned
 from memlab.eval import ltr
 from memlab.eval.significance import paired_ttest
-from memlab.presets import memlab_best, preset
+from memlab.presets import memlab_best, memlab_learned, preset
 from memlab.stages.learned import CANDIDATE_FEATURES, QUERY_FEATURES
 
 METRICS = ["recall@5", "recall@10", "ndcg@10"]
@@ -105,12 +105,12 @@ BASES = ("pinned", "today")
 
 
 def learned_system(base: str, **overrides: Any) -> Any:
-    """A learned system on ``base``: ``"pinned"`` = ``learned.memlab_learned`` (memlab-best
-    as pinned in ``learned.LEARNED_BASE``, the engine's), ``"today"`` = today's
+    """A learned system on ``base``: ``"pinned"`` = ``memlab.presets.memlab_learned``
+    (memlab-best as pinned in ``LEARNED_BASE``, the engine's), ``"today"`` = today's
     ``memlab.presets.memlab_best`` (shape rule, window, file context) with the learned
     stage on top; ``overrides`` as for either (``learned_model=()`` gives the base alone)."""
     if base == "pinned":
-        return learned.memlab_learned(**overrides)
+        return memlab_learned(**overrides)
     if base == "today":
         from memlab.presets import memlab_best
 
@@ -259,28 +259,27 @@ def tests(vals: dict[str, Any], system: str) -> dict[str, Any]:
     return out
 
 
-def write_model(model: tuple) -> None:
-    """Replace the FITTED_MODEL literal in memlab/stages/learned.py."""
-    path = Path(learned.__file__)
-    text = path.read_text()
-    body = "".join(f"    {r!r},\n" for r in model)
-    new = f"FITTED_MODEL: tuple[tuple[str, float, float, float], ...] = (\n{body})"
-    text, n = re.subn(
-        r"FITTED_MODEL: tuple\[tuple\[str, float, float, float\], \.\.\.\] = "
-        r"(?:\(\)|\(\n(?:    .*\n)*\))",
-        new,
-        text,
-        count=1,
+def write_model(model: tuple, chosen: str) -> Path:
+    """Write ``model`` to the learned stage's data file (``learned.model_path()``), with when
+    and how it was fitted."""
+    return learned.save_model(
+        model,
+        about="The fitted model of the learned stage (memlab.stages.learned): rows [feature, "
+        "mean, scale, coef], score = sum of coef * (x - mean) / scale. Written by "
+        "scripts/fit_learned.py --write; not edited by hand.",
+        fitted=time.strftime("%Y-%m-%d"),
+        command="nice -n 10 .venv/bin/python scripts/fit_learned.py " + " ".join(sys.argv[1:]),
+        config=chosen,
+        base="memlab.presets.LEARNED_BASE (its score is the prior feature)",
     )
-    if n != 1:
-        raise SystemExit(f"{path}: FITTED_MODEL literal not found")
-    path.write_text(text)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="write every table here")
-    ap.add_argument("--write", action="store_true", help="write FITTED_MODEL into learned.py")
+    ap.add_argument(
+        "--write", action="store_true", help="write the model to memlab/stages/learned_model.json"
+    )
     ap.add_argument("--no-gbm", action="store_true", help="skip the boosted-trees comparison")
     ap.add_argument(
         "--config",
@@ -297,14 +296,15 @@ def main() -> int:
         "--base",
         choices=BASES,
         default="pinned",
-        help="the score the model corrects: 'pinned' (learned.LEARNED_BASE, what the engine's "
-        "FITTED_MODEL was fitted on) or 'today' (today's memlab-best; not with --write)",
+        help="the score the model corrects: 'pinned' (memlab.presets.LEARNED_BASE, what the "
+        "packaged model learned_model.json was fitted on) or 'today' (today's memlab-best; "
+        "not with --write)",
     )
     args = ap.parse_args()
     if args.write and args.base != "pinned":
         raise SystemExit(
-            "--write needs --base pinned: the engine's FITTED_MODEL reads "
-            "learned.LEARNED_BASE's score as its prior"
+            "--write needs --base pinned: the engine's fitted model reads "
+            "memlab.presets.LEARNED_BASE's score as its prior"
         )
     t0 = time.perf_counter()
     data = load()
@@ -411,7 +411,7 @@ def main() -> int:
                 print(f"transfer: fitted on {src} tune, {dst} report: {res}", flush=True)
     out["seconds"] = round(time.perf_counter() - t0, 1)
     if args.write:
-        write_model(model)
+        print(f"model written to {write_model(model, chosen)}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     print(f"done in {out['seconds']} s; chosen {chosen}")

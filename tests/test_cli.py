@@ -113,8 +113,44 @@ def test_index_status_search_get(small_workspace: Path) -> None:
     assert got == "- Preference: Peter likes dark roast coffee.\n"
     refused = run("get", ws, "../outside.md", check=False)
     assert refused.returncode == 2 and "outside the workspace" in refused.stderr
-    bad = run("search", ws, "x", "--embedder", "hashing", "--vector-weight", "3", check=False)
+    bad = run("search", ws, "x", "--embedder", "hashing", "--set", "vector_weight=3", check=False)
     assert bad.returncode == 2 and "vector_weight must be in [0, 1]" in bad.stderr
+
+
+def test_search_help_groups_its_options_and_set_takes_the_rare_knobs(
+    small_workspace: Path,
+) -> None:
+    """`memlab search --help` groups its options (what to search, how to rank, what to
+    print); the rarely used ranking knobs are `--set` keys, the old flags still work with a
+    note, and a key that is no parameter is named with the allowed keys."""
+    text = run("search", "--help").stdout
+    heads = ["what to search:", "how to rank:", "what to print:", "what to search: the index"]
+    at = [text.index(h) for h in heads]
+    assert at == sorted(at)
+    rank = text[at[1] : at[2]]
+    for flag in ("--preset", "--max-results", "--min-score", "--set KEY=VALUE", "--now"):
+        assert flag in rank, flag
+    for flag in ("--json", "--explain", "--dropped", "--citations", "--width"):
+        assert flag in text[at[2] : at[3]], flag
+    assert "--db" in text[at[3] :] and "--config" in text[at[3] :]
+    for moved in ("--vector-weight", "--text-weight", "--candidate-multiplier"):
+        assert moved not in text, moved
+    ws = str(small_workspace)
+    base = ["search", ws, "coffee roast", "--embedder", "hashing", "--explain", "--min-score", "0"]
+    new = run(*base, "--set", "vector_weight=0.4", "--set", "candidate_multiplier=8.0")
+    assert "vector_weight=0.4" in new.stdout and "candidate_multiplier=8.0" in new.stdout
+    old = run(*base, "--vector-weight", "0.4", "--candidate-multiplier", "8")
+    assert old.stdout == new.stdout
+    assert "--vector-weight is now --set vector_weight=0.4" in old.stderr
+    # the ranking flags of their own win over --set
+    both = run(*base, "--set", "max_results=1", "--max-results", "2").stdout
+    assert "max_results=2" in both
+    bad = run(*base, "--set", "vectorweight=0.4", check=False)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert (
+        "--set vectorweight: not a pipeline parameter (did you mean vector_weight?)" in bad.stderr
+    )
+    assert "allowed keys: active_projects, " in bad.stderr and "vector_weight" in bad.stderr
 
 
 def test_search_vector_backends_agree(small_workspace: Path) -> None:

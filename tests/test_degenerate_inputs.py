@@ -28,7 +28,7 @@ from memlab.embed import HashingEmbedder
 from memlab.fusion import FUSIONS, fuse, normalize
 from memlab.pipeline import Pipeline
 from memlab.pipeline.explain import explain
-from memlab.presets import PRESETS, preset
+from memlab.presets import PRESETS, memlab_learned, preset
 from memlab.stages import STAGES
 from memlab.store import MemoryIndex
 from memlab.tools import memory_search, search_with_fallback
@@ -59,6 +59,7 @@ STAGE_SYSTEMS: dict[str, Pipeline] = {
     "+neighbor": preset("openclaw", neighbor_prev=0.3, neighbor_next=0.3),
     "+file_context": preset("wsum", file_context=1.0),
     "+headings": preset("openclaw", drop_headings=True),
+    "+learned": memlab_learned(),
     "+identifier_tier": preset("wsum", identifier_tier=True),
     "+normalize floor": preset("memlab-best", text_unmatched="floor"),
     "+normalize pooled": preset("memlab-best", text_unmatched="pooled"),
@@ -136,9 +137,7 @@ def test_every_stage_is_covered() -> None:
     """Each stage runs in at least one system of the property test, and each ``+stage``
     system runs the stage it is named for."""
     on = {s for p in SYSTEMS.values() for s in p.active_stages()}
-    # `learned` joins STAGES only when memlab.stages.learned is imported (by whichever test
-    # ran first) and needs a fitted model: tests/test_learned covers it (issue 31's debt).
-    assert [s.name for s in STAGES if s.name not in on and s.name != "learned"] == []
+    assert [s.name for s in STAGES if s.name not in on] == []
     for name, p in STAGE_SYSTEMS.items():
         stage = name[1:].split()[0]
         assert stage in p.active_stages(), name

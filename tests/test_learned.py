@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +15,10 @@ import memlab.stages.learned as learned
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
 from memlab.eval import ltr
-from memlab.presets import memlab_best
+from memlab.presets import memlab_best, memlab_learned
 from memlab.stages.context import neighbor_positions
 from memlab.store import MemoryIndex
-from tests.conftest import write
+from tests.conftest import REPO, write
 
 QUERIES = ["tried roast number 12 at the cafe", "gateway", "Peter coffee", "flaky watcher"]
 ALL = [*learned.BASE_FEATURES, "vz*qlen", "tz*agree", "vz*vgap"]
@@ -195,8 +199,8 @@ def test_training_rows_follow_the_questions_and_the_evidence(tmp_path: Path) -> 
 
 
 def test_the_candidate_preset_carries_the_fitted_model(cs) -> None:
-    p = learned.memlab_learned()
-    assert p.learned_model == learned.FITTED_MODEL and len(p.learned_model) > 1
+    p = memlab_learned()
+    assert p.learned_model == learned.fitted_model() and len(p.learned_model) > 1
     names_on = p.active_stages()
     assert names_on.index("headings") < names_on.index("learned") < names_on.index("selection")
     st = p.scores(cs)
@@ -206,3 +210,45 @@ def test_the_candidate_preset_carries_the_fitted_model(cs) -> None:
     v = st["valid"]
     np.testing.assert_allclose(st["final"][v], want[v], rtol=0, atol=1e-12)
     assert np.array_equal(v, before["valid"])
+
+
+def test_the_stage_is_declared_whatever_a_process_imported() -> None:
+    """Every pipeline has ``learned_model`` from the first import of the engine on: the
+    stage is built in (off by default), not registered by importing its module (issue 31)."""
+    code = (
+        "import sys; from memlab.pipeline import Pipeline; from memlab.stages import STAGES; "
+        "p = Pipeline(); "
+        "assert p.get_params()['learned_model'] == (), p.get_params(); "
+        "names = [s.name for s in STAGES]; "
+        "assert names.index('headings') + 1 == names.index('learned'), names; "
+        "assert 'learned' not in p.active_stages(); print('ok')"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_the_fitted_model_is_a_data_file_read_back_bit_identical(tmp_path: Path) -> None:
+    """``learned_model.json`` (package data) holds the rows; `save_model` writes what
+    `load_model` reads back exactly, and `fitted_model` is the packaged file's rows."""
+    packaged = learned.model_path()
+    assert packaged.name == learned.MODEL_FILE and packaged.is_file()
+    data = json.loads(packaged.read_text())
+    model = learned.fitted_model()
+    assert model == learned.load_model(packaged) and learned.fitted_model() is model
+    assert [list(r) for r in model] == data["rows"] and model[-1][0] == "bias"
+    assert all(type(x) is float for r in model for x in r[1:])
+    about = {k: v for k, v in data.items() if k != "rows"}
+    out = learned.save_model(model, tmp_path / "m.json", **about)
+    assert out.read_text() == packaged.read_text()  # the script's writer made the packaged file
+    assert learned.load_model(out) == model
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"rows": [["nope", 0.0, 1.0, 1.0]]}))
+    with pytest.raises(ValueError, match=r"bad\.json: unknown feature 'nope'"):
+        learned.load_model(bad)
+    bad.write_text("[]")
+    with pytest.raises(ValueError, match="'rows' list"):
+        learned.load_model(bad)

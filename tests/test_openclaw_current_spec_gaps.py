@@ -227,7 +227,7 @@ def test_docs_release_table_states_every_parameter_of_the_three_releases() -> No
     table = {name: cells for name, *cells in rows}
     names = ("openclaw", "openclaw-latest", "openclaw-current")
     params = {n: preset(n).get_params() for n in names}
-    assert set(table) == set(params["openclaw"]) - {"name"} - {"learned_model"}
+    assert set(table) == set(params["openclaw"]) - {"name"}
     for key, cells in table.items():
         assert cells == [str(params[n][key]) for n in names], key
 

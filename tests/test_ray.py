@@ -145,9 +145,12 @@ def test_onnx_embedding_on_an_actor_pool_fills_the_cache(cluster: str, tmp_path:
             assert first["embed"]["docs"] == first["embed"]["queries"] == 0
 
 
-def test_ray_local_prints_what_the_local_run_prints(tmp_path: Path) -> None:
+def test_ray_local_prints_what_the_local_run_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The command of issue 30 as a user types it: `--ray local` starts a cluster for the
-    run (in a process of its own, as a shell would run it) and stops it after."""
+    run (in a process of its own, as a shell would run it) and stops it after; the local
+    run, in this process, prints the same."""
     pytest.importorskip("ray")
     ds = chats(tmp_path / "data")
     args = ["eval", "folder", "--path", str(ds.root), "--unit", "turn"]
@@ -163,17 +166,10 @@ def test_ray_local_prints_what_the_local_run_prints(tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    # The local run in a process of its own too: a pipeline's parameters depend on which
-    # stage modules a process has imported (the learned stage registers one; issue 31).
-    local = subprocess.run(
-        [sys.executable, "-m", "memlab.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert local.returncode == 0, local.stderr[-3000:]
-    assert proc.stdout == local.stdout
+    monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+    code, out, err = cli(*args)
+    assert code == 0, err[-3000:]
+    assert proc.stdout == out
     assert "ray (local, 1 worker)" in proc.stderr
 
 

@@ -39,16 +39,15 @@ from memlab.cli.engine import (
 )
 from memlab.cli.flush import add_parser as add_flush_parser
 from memlab.cli.lab import add_parsers as add_lab_parsers
+from memlab.cli.search import add_parser as add_search_parser
 from memlab.cli.search import cmd_search, parse_now
 from memlab.cli.server import add_parser as add_mcp_parser
 from memlab.cli.sweep import add_parser as add_sweep_parser
 from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
 from memlab.vocab import (
     CHUNKERS,
-    CITATION_MODES,
     DEFAULT_MEMORY_FILES,
     MEMORY_FILE_RULES,
-    OPENCLAW_CURRENT_CORPORA,
     OPENCLAW_CURRENT_GET_CORPORA,
     SYNTH_PHENOMENA,
     SYNTH_RELEASE_PHENOMENA,
@@ -138,62 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_watch)
 
-    p = sub.add_parser(
-        "search", help="search a workspace (syncs changed files first; --no-sync to skip)"
-    )
-    p.add_argument("workspace")
-    p.add_argument("query")
-    p.add_argument(
-        "--preset",
-        default=None,
-        help="openclaw (default; with --config: the config's own query settings),"
-        " openclaw-latest, openclaw-current (alias openclaw-2026.9: release 2026.9.6), wsum,"
-        " rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
-    )
-    p.add_argument("--vector-weight", type=float, dest="vector_weight")
-    p.add_argument("--text-weight", type=float, dest="text_weight")
-    p.add_argument("--max-results", type=int, dest="max_results")
-    p.add_argument("--min-score", type=float, dest="min_score")
-    p.add_argument("--candidate-multiplier", type=float, dest="candidate_multiplier")
-    p.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE", help="any pipeline parameter"
-    )
-    p.add_argument("--citations", choices=CITATION_MODES, default="auto")
-    p.add_argument("--json", action="store_true", help="the memory_search tool's JSON")
-    p.add_argument(
-        "--corpus",
-        choices=OPENCLAW_CURRENT_CORPORA,
-        default=None,
-        help="with the 2026.9.6 release (--preset openclaw-current): memory_search's corpus"
-        " argument (plain, --explain and --json output alike)",
-    )
-    p.add_argument(
-        "--explain",
-        action="store_true",
-        help="every term of every score (they add up) and how many candidates were dropped",
-    )
-    p.add_argument(
-        "--dropped",
-        "--all",
-        dest="dropped",
-        action="store_true",
-        help="with --explain (implied): list every dropped candidate, its scores and why",
-    )
-    p.add_argument(
-        "--now",
-        default=None,
-        metavar="WHEN",
-        help="the clock for temporal decay: Unix seconds, YYYY-MM-DD or an ISO datetime"
-        " (default: now)",
-    )
-    p.add_argument(
-        "--no-sync",
-        action="store_true",
-        help="do not sync changed files first; name the stale files on stderr instead",
-    )
-    p.add_argument("--width", type=int, default=80, help="snippet width in the table")
-    add_index_options(p)
-    p.set_defaults(func=cmd_search)
+    add_search_parser(sub)
 
     p = sub.add_parser("get", help="read lines of a memory file (memory_get)")
     p.add_argument("workspace")

@@ -77,13 +77,14 @@ class DeferredParser(argparse.ArgumentParser):
         return super().format_usage()
 
 
-def add_index_options(p: argparse.ArgumentParser) -> None:
-    """Add the "index options" group (``--db``, ``--embedder``, ``--chunker``, ...,
-    ``--config``, ``--agent``, ``--lock-timeout``) that :func:`open_index` reads.
+def add_index_options(p: argparse.ArgumentParser, title: str = "index options") -> None:
+    """Add the index options group (``--db``, ``--embedder``, ``--chunker``, ...,
+    ``--config``, ``--agent``, ``--lock-timeout``) that :func:`open_index` reads, under
+    ``title`` in the help.
 
     Flags left at None fall back to ``--config``'s settings, then to OpenClaw's defaults.
     """
-    g = p.add_argument_group("index options")
+    g = p.add_argument_group(title)
     g.add_argument(
         "--db",
         help="index file (default: one per tokenizer and embedder in the user cache,"

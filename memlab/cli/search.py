@@ -1,7 +1,14 @@
-"""``memlab search``: the pipeline from a preset or ``--config``, sync-or-warn, the
-results table, ``--json`` and the ``--explain`` / ``--dropped`` accounting.
+"""``memlab search``: its options, the pipeline from a preset or ``--config``,
+sync-or-warn, the results table, ``--json`` and the ``--explain`` / ``--dropped`` accounting.
 
-Module-level imports stay light (the engine is imported inside the functions).
+The options come in three groups in ``--help``: what to search (the workspace, the query,
+the corpus, the index and config options), how to rank (``--preset``, memory_search's
+``--max-results`` / ``--min-score``, the decay clock ``--now``, and every other pipeline
+parameter as ``--set KEY=VALUE``), what to print (``--json``, ``--explain`` ...).
+
+Module-level imports stay light (the engine is imported inside the functions). About 500
+lines: one command's options, pipeline, sync rule and three outputs (table, ``--json``,
+``--explain``), which change together.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import sys
 from typing import Any
 
 from memlab.cli.common import (
+    add_index_options,
     announce_rebuild,
     format_table,
     load_config,
@@ -20,30 +28,160 @@ from memlab.cli.common import (
     quoted,
     score_texts,
 )
-from memlab.errors import CliError
+from memlab.errors import CliError, nearest_name
+from memlab.vocab import CITATION_MODES, OPENCLAW_CURRENT_CORPORA
 
-__all__ = ["build_pipeline", "cmd_search", "parse_now"]
+__all__ = ["add_parser", "build_pipeline", "cmd_search", "parse_now", "set_overrides"]
+
+# Ranking flags that became ``--set`` keys (``--vector-weight 0.5`` = ``--set
+# vector_weight=0.5``); still accepted, hidden from the help, with a note.
+MOVED_TO_SET = {
+    "--vector-weight": "vector_weight",
+    "--text-weight": "text_weight",
+    "--candidate-multiplier": "candidate_multiplier",
+}
+# The ranking flags of their own (memory_search's arguments): they win over ``--set``.
+RANKING_FLAGS = ("max_results", "min_score")
+
+
+class _MovedToSet(argparse.Action):
+    """A flag of `MOVED_TO_SET`: appended to ``--set`` as ``KEY=VALUE``, with a note."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        item = f"{self.dest}={values}"
+        namespace.set = [*(getattr(namespace, "set", None) or []), item]
+        print(f"memlab: note: {option_string} is now --set {item}", file=sys.stderr)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``search`` on the ``memlab`` subparsers, its options grouped: what to
+    search, how to rank, what to print."""
+    p = sub.add_parser(
+        "search", help="search a workspace (syncs changed files first; --no-sync to skip)"
+    )
+    what = p.add_argument_group("what to search")
+    what.add_argument("workspace", help="the workspace folder (MEMORY.md, memory/ ...)")
+    what.add_argument("query", help="the search text (memory_search's query)")
+    what.add_argument(
+        "--corpus",
+        choices=OPENCLAW_CURRENT_CORPORA,
+        default=None,
+        help="with the 2026.9.6 release (--preset openclaw-current): memory_search's corpus"
+        " argument (plain, --explain and --json output alike)",
+    )
+    what.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="do not sync changed files first; name the stale files on stderr instead",
+    )
+    rank = p.add_argument_group("how to rank")
+    rank.add_argument(
+        "--preset",
+        default=None,
+        help="openclaw (default; with --config: the config's own query settings),"
+        " openclaw-latest, openclaw-current (alias openclaw-2026.9: release 2026.9.6), wsum,"
+        " rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
+    )
+    rank.add_argument(
+        "--max-results",
+        type=int,
+        dest="max_results",
+        metavar="N",
+        help="memory_search's maxResults (default: the preset's or the config's)",
+    )
+    rank.add_argument(
+        "--min-score",
+        type=float,
+        dest="min_score",
+        metavar="SCORE",
+        help="memory_search's minScore (default: the preset's or the config's)",
+    )
+    rank.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other pipeline parameter, over the preset (repeatable): e.g."
+        " vector_weight=0.5, text_weight=0.5, candidate_multiplier=8, mmr=jaccard,"
+        " decay=exact (docs/presets.md, Parameters; an unknown key lists them all)",
+    )
+    rank.add_argument(
+        "--now",
+        default=None,
+        metavar="WHEN",
+        help="the clock for temporal decay: Unix seconds, YYYY-MM-DD or an ISO datetime"
+        " (default: now)",
+    )
+    for flag, key in MOVED_TO_SET.items():
+        rank.add_argument(
+            flag,
+            dest=key,
+            type=float,
+            action=_MovedToSet,
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+        )
+    out = p.add_argument_group(
+        "what to print", "default: a table (rank, score, path#lines, snippet)"
+    )
+    out.add_argument("--json", action="store_true", help="the memory_search tool's JSON")
+    out.add_argument(
+        "--citations",
+        choices=CITATION_MODES,
+        default="auto",
+        help="with --json: each result's citation (OpenClaw's memory citations setting;"
+        " default auto)",
+    )
+    out.add_argument(
+        "--explain",
+        action="store_true",
+        help="every term of every score (they add up) and how many candidates were dropped",
+    )
+    out.add_argument(
+        "--dropped",
+        "--all",
+        dest="dropped",
+        action="store_true",
+        help="with --explain (implied): list every dropped candidate, its scores and why",
+    )
+    out.add_argument("--width", type=int, default=80, help="snippet width in the table")
+    add_index_options(p, "what to search: the index and the config (each flag wins over --config)")
+    p.set_defaults(func=cmd_search)
+
+
+def set_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The pipeline parameters ``args`` sets: its ``--set`` items (`parse_set`), then the
+    ranking flags of their own (`RANKING_FLAGS`), which win. A key that is no parameter of
+    a `Pipeline` is a ``CliError`` naming it, the closest key and every allowed key."""
+    from memlab.pipeline import Pipeline
+
+    overrides = parse_set(getattr(args, "set", None) or [])
+    allowed = sorted(Pipeline().get_params())
+    for key in overrides:
+        if key not in allowed:
+            close = nearest_name(key, allowed)
+            raise CliError(
+                f"--set {key}: not a pipeline parameter"
+                + (f" (did you mean {close}?)" if close else "")
+                + f"; allowed keys: {', '.join(allowed)}"
+            )
+    for name in RANKING_FLAGS:
+        v = getattr(args, name, None)
+        if v is not None:
+            overrides[name] = v
+    return overrides
 
 
 def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
     """The system ``memlab search`` runs: ``--preset`` (default ``openclaw``), or, with
     ``--config`` and no ``--preset``, the config's own query settings
     (``pipeline.from_config``) — for an OpenClaw 2026.9.6 config (``memory.search``) the
-    ``openclaw-current`` preset with its maxResults/minScore; then ``--set`` items, then the named flags
-    (``--vector-weight`` ...), which win. An invalid value is a ``CliError`` (exit 2)."""
+    ``openclaw-current`` preset with its maxResults/minScore; then `set_overrides` (the
+    ``--set`` items, then ``--max-results`` / ``--min-score``, which win). An unknown key
+    or an invalid value is a ``CliError`` (exit 2)."""
     from memlab.presets import preset
 
-    overrides = parse_set(args.set)
-    for name in (
-        "vector_weight",
-        "text_weight",
-        "max_results",
-        "min_score",
-        "candidate_multiplier",
-    ):
-        v = getattr(args, name, None)
-        if v is not None:
-            overrides[name] = v
+    overrides = set_overrides(args)
     try:
         if args.preset is None and hasattr(cfg, "pipeline_overrides"):
             # OpenClaw 2026.9.6's memory.search: the release itself, with the settings it

@@ -10,8 +10,8 @@ meaning and its column in the results frame (``memlab.pipeline.explain``), so th
 stage dict, the results frame, explain and the plots use one name per array.
 
 Order (``STAGES``): legs → normalize → fusion → lexical_boost → decay → importance
-→ project → neighbor → file_context → headings → identifier_tier → prior → best_line
-→ exact_tiers | mmr → novel_lines
+→ project → neighbor → file_context → headings → learned → identifier_tier → prior
+→ best_line → exact_tiers | mmr → novel_lines
 → selection
 (the stages of OpenClaw 2026.9.6, ``memlab.stages.current``, are off unless their parameter
 is set).
@@ -66,6 +66,7 @@ from memlab.stages.file_context import (
     file_context_stage,
 )
 from memlab.stages.identifiers import check_identifier_tier, identifier_tier_stage
+from memlab.stages.learned import check_model, learned_active, learned_stage
 from memlab.stages.legs import fusion_stage, legs_stage, normalize_stage
 from memlab.stages.prior import PRIOR_PARAMS, check_prior, prior_active, prior_stage
 
@@ -239,6 +240,16 @@ _BUILTIN: tuple[Stage, ...] = (
         headings_stage,
         lambda p, mode: p.drop_headings,
         ("heading_only", "valid", "final", "has_vec", "has_text"),
+    ),
+    Stage(
+        "learned",
+        learned_stage,
+        learned_active,
+        ("learned", "final"),
+        arrays={"learned": ArrayInfo("learned linear score − the score before it", "learned")},
+        params={"learned_model": ()},
+        check=check_model,
+        term=("learned", "+"),
     ),
     Stage(
         "identifier_tier",

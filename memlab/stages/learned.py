@@ -15,19 +15,27 @@ query-level feature is a per-query leg weight (query-adaptive fusion).
 
 The model is fitted in the lab (``memlab.eval.ltr``; ``scripts/fit_learned.py``);
 the engine only evaluates it. It runs after the heading filter (a dropped
-heading stays dropped) and only in hybrid mode (both legs present).
+heading stays dropped) and only in hybrid mode (both legs present). The stage is
+declared in ``memlab.stages`` like every other (off while ``learned_model`` is ``()``);
+this module holds its functions. The fitted model of the candidate preset
+``memlab.presets.memlab_learned`` is a data file, ``learned_model.json`` beside this module
+(package data), that ``scripts/fit_learned.py --write`` writes (`save_model`) and
+`fitted_model` reads on first use.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memlab.fusion import normalize
-from memlab.stages import ArrayInfo, Stage, register_stage
 from memlab.stages.context import neighbor_columns, neighbor_positions
 from memlab.vocab import LEARNED_FEATURES
 
@@ -37,16 +45,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASE_FEATURES",
-    "LEARNED",
-    "LEARNED_BASE",
+    "MODEL_FILE",
     "QUERY_FEATURES",
     "candidate_features",
+    "check_model",
     "chunk_lengths",
     "feature_matrix",
+    "fitted_model",
+    "learned_active",
     "learned_stage",
     "linear_score",
-    "memlab_learned",
+    "load_model",
+    "model_path",
     "neighbor_columns",
+    "save_model",
 ]
 
 # Per-candidate features (0 where a leg did not find the candidate).
@@ -251,83 +263,58 @@ def learned_stage(
     return {"learned": np.where(valid, score - final, np.nan), "final": score}
 
 
-LEARNED = register_stage(
-    Stage(
-        "learned",
-        learned_stage,
-        active=lambda p, mode: bool(p.learned_model) and mode == "hybrid",
-        writes=("learned", "final"),
-        arrays={"learned": ArrayInfo("learned linear score − the score before it", "learned")},
-        params={"learned_model": ()},
-        check=check_model,
-        term=("learned", "+"),
+def learned_active(p: Pipeline, mode: str) -> bool:
+    """The stage runs when ``p.learned_model`` is set, in hybrid mode only."""
+    return bool(p.learned_model) and mode == "hybrid"
+
+
+# The fitted model's file, package data beside this module.
+MODEL_FILE = "learned_model.json"
+ModelRows = tuple[tuple[str, float, float, float], ...]
+
+
+def model_path() -> Path:
+    """Where ``scripts/fit_learned.py --write`` writes the fitted model (this module's
+    folder, in a source checkout)."""
+    return Path(__file__).with_name(MODEL_FILE)
+
+
+def load_model(path: str | Path | None = None) -> ModelRows:
+    """The ``rows`` of a model file as ``learned_model`` rows ``(feature, mean, scale, coef)``
+    (checked like the parameter, `check_model`); ``path`` None = the packaged `MODEL_FILE`."""
+    if path is None:
+        text = resources.files("memlab.stages").joinpath(MODEL_FILE).read_text(encoding="utf-8")
+        where = MODEL_FILE
+    else:
+        text, where = Path(path).read_text(encoding="utf-8"), str(path)
+    data = json.loads(text)
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise ValueError(f"{where}: expected an object with a 'rows' list")
+    check_model(where, data["rows"])
+    return tuple((str(r[0]), float(r[1]), float(r[2]), float(r[3])) for r in data["rows"])
+
+
+def save_model(
+    model: Sequence[Sequence[Any]], path: str | Path | None = None, **about: str
+) -> Path:
+    """Write ``model`` (``learned_model`` rows) as a model file that `load_model` reads:
+    JSON, the ``about`` strings first (when and how it was fitted), then ``rows``, one row
+    a line; floats as ``repr`` writes them, so the rows read back bit-identical.
+    ``path`` None = `model_path`. Returns the path written."""
+    check_model("model", model)
+    rows = [[str(r[0]), float(r[1]), float(r[2]), float(r[3])] for r in model]
+    head = "".join(
+        f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},\n" for k, v in about.items()
     )
-)
-
-# Fitted on 2026-12-01 by `nice -n 10 .venv/bin/python scripts/fit_learned.py --write`
-# (its docstring has the protocol; the chosen model: pairwise prior+adaptive, C = 0.01).
-FITTED_MODEL: tuple[tuple[str, float, float, float], ...] = (
-    ("prior", 0.9679027244534639, 1.0289048842116169, 0.71052592918551),
-    ("has_v", 1.0, 1.0, 0.0),
-    ("has_t", 0.9644094322038369, 0.18526704855455228, 0.0398513310560625),
-    ("vz*qlen", 2.142818748578025, 2.300218471353164, -0.5157397042210057),
-    ("vz*vtop", 0.5080243220806322, 0.5406371224535907, 0.1624670018504092),
-    ("vz*vgap", 0.04136589936470813, 0.07557029953624837, 0.21954927825450885),
-    ("vz*tgap", 0.21328815968930698, 0.3323295385374763, 0.15063567453676427),
-    ("vz*nt", 5.373104340590832, 5.604861901843298, 0.8323024687533651),
-    ("vz*agree", 0.2305031953862848, 0.33576870490022465, -0.2686380969168551),
-    ("tz*qlen", 1.1492590022774836, 3.504213324062461, 0.060508953628214415),
-    ("tz*vtop", 0.2686366506580465, 0.8335941841795579, 0.12138517170589115),
-    ("tz*vgap", 0.02109821263833233, 0.09590502982669172, -0.18114137834448588),
-    ("tz*tgap", 0.10467051815933368, 0.46306269738631956, -0.03414756188115878),
-    ("tz*nt", 2.8671764482318167, 8.872708260447595, 0.2315542250420444),
-    ("tz*agree", 0.11521208003387201, 0.4496715449958405, 0.05433057839810487),
-    ("pvz", 0.09531827681462902, 1.0527791239054172, 0.2104331041517102),
-    ("nvz", 0.09335892905680841, 1.057717932538187, 0.00963078751028126),
-    ("ptz", 0.17724331673752397, 1.1192332714520037, -0.2887144134973898),
-    ("ntz", 0.16551688101719222, 1.0677934002606777, 0.08882894660497037),
-    ("pvz+", 0.4506461889725265, 0.7041759438810057, -0.39768818621180413),
-    ("nvz+", 0.45591005770978754, 0.6976072510667476, -0.04996991348386364),
-    ("ptz+", 0.3191513347096551, 1.0589284487432078, 0.5875955276999794),
-    ("ntz+", 0.30626338037237505, 1.0070776942785302, 0.19083053168213895),
-    ("loglen", 5.160567186160438, 0.9937835442115832, -0.45904929044455095),
-    ("vrr", 0.03444074825134117, 0.09575197528783082, 0.0399441631140353),
-    ("trr", 0.03259526681915538, 0.09288621820834747, -0.0008708751073753398),
-    ("bias", 0.0, 1.0, 0.0),
-)
+    body = ",\n".join(f"  {json.dumps(r)}" for r in rows)
+    out = Path(path) if path is not None else model_path()
+    out.write_text("{\n" + head + '  "rows": [\n' + body + "\n  ]\n}\n", encoding="utf-8")
+    return out
 
 
-# The pipeline FITTED_MODEL was fitted on: memlab-best as of the fit (2026-12-01). Its
-# score is the ``prior`` feature, so these settings are pinned here, not read from
-# memlab.presets: a later change to memlab-best must not silently change the model's input.
-LEARNED_BASE: dict[str, Any] = {
-    "keyword_mode": "or",
-    "keyword_fallback": False,
-    "min_score": -1e6,
-    "relaxed_fallback": False,
-    "candidate_multiplier": 200.0,
-    "max_candidates": 1000,
-    "fusion": "wsum",
-    "vector_weight": 0.6,
-    "text_weight": 0.4,
-    "text_source": "bm25",
-    "text_norm": "zscore",
-    "vector_norm": "zscore",
-    "neighbor_prev": 0.5,
-    "neighbor_next": 0.3,
-    "drop_headings": True,
-    "fts_tokenizer": "porter",
-}
-
-
-def memlab_learned(**overrides: Any) -> Pipeline:
-    """A candidate preset: `LEARNED_BASE` (memlab-best as fitted on: every chunk a
-    candidate, OR query, porter, z-scored legs 0.6/0.4, neighbour context 0.5/0.3,
-    heading lines dropped, no threshold) whose score is then replaced by the learned
-    linear model `FITTED_MODEL` over the candidate features, that score (``prior``)
-    among them. Fitted by ``scripts/fit_learned.py`` (pairwise linear ranker, chosen by
-    grouped CV on the tune halves of LoCoMo dev and BEAM chats 1–10)."""
-    from memlab.pipeline.base import Pipeline
-
-    p = Pipeline(name="memlab-learned", **LEARNED_BASE).replace(learned_model=FITTED_MODEL)
-    return p.replace(**overrides) if overrides else p
+@cache
+def fitted_model() -> ModelRows:
+    """The model ``memlab.presets.memlab_learned`` runs: the packaged `MODEL_FILE`'s rows,
+    read on first use (not at import: every search imports this module through
+    ``memlab.stages``)."""
+    return load_model()
