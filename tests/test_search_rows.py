@@ -119,18 +119,18 @@ def test_result_rows_are_the_frame_columns(
 def test_the_frame_is_built_only_when_asked(
     corpus: tuple[Path, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memlab.pipeline
+    import memlab.pipeline.explain
 
     ws, queries = corpus
     index = index_for(ws, "openclaw", tmp_path)
     calls: list[int] = []
-    real = memlab.pipeline.ranking_frame
+    real = memlab.pipeline.explain.ranking_frame
 
     def counting(*a: Any, **k: Any) -> Any:
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(memlab.pipeline, "ranking_frame", counting)
+    monkeypatch.setattr(memlab.pipeline.explain, "ranking_frame", counting)
     try:
         res = memory_search(index, queries[0], minScore=0.0, now=NOW)
         assert res["results"] and calls == []  # the answer never made a DataFrame

@@ -13,14 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlab.datasets import lexicon as lx
 from memlab.datasets import load_folder
 from memlab.datasets.base import Dataset
 from memlab.datasets.synthetic import (
     PHENOMENA,
     SynthConfig,
     capacity,
+    facts,
     generate,
+    lexicon,
     load_negatives,
 )
 from tests.test_synthetic_querymix import check_querymix
@@ -244,12 +245,14 @@ def test_paraphrase_strength_controls_shared_words(tmp_path: Path, strength: flo
     cfg = SynthConfig(days=20, seed=1, mix=("paraphrase",), queries_per_type=56)
     ds = generate(cfg, tmp_path / "s", paraphrase_strength=strength)
     files = _lines(ds)
-    assert len(ds.queries) == len(lx.PARAPHRASES)  # capped by the lexicon
+    assert len(ds.queries) == len(facts.PARAPHRASES)  # capped by the lexicon
     shared = []
     for qrow, erow in zip(ds.queries.itertuples(), ds.evidence.itertuples(), strict=True):
         note = _line(files, erow.path, erow.start_line)
         assert qrow.answer in note and qrow.answer not in qrow.query
-        shared.append(lx.content_words(qrow.query, stems=True) & lx.content_words(note, stems=True))
+        shared.append(
+            lexicon.content_words(qrow.query, stems=True) & lexicon.content_words(note, stems=True)
+        )
     if strength == 1.0:
         assert all(not s for s in shared)
     elif strength == 0.0:
@@ -270,8 +273,10 @@ def test_paraphrase_strength_changes_only_the_queries_and_shares_less(tmp_path: 
         para = ds.queries[ds.queries["category"] == "paraphrase"]
         n_shared[s] = [
             len(
-                lx.content_words(text)
-                & lx.content_words(_line(files, ev.loc[qid, "path"], ev.loc[qid, "start_line"]))
+                lexicon.content_words(text)
+                & lexicon.content_words(
+                    _line(files, ev.loc[qid, "path"], ev.loc[qid, "start_line"])
+                )
             )
             for qid, text in zip(para["qid"], para["query"], strict=True)
         ]
@@ -282,21 +287,23 @@ def test_paraphrase_strength_changes_only_the_queries_and_shares_less(tmp_path: 
 
 
 def test_lexicon_paraphrases_are_disjoint_when_fully_swapped() -> None:
-    assert len(lx.PARAPHRASES) >= 40
-    for e in lx.PARAPHRASES:
+    assert len(facts.PARAPHRASES) >= 40
+    for e in facts.PARAPHRASES:
         q_full = e.query.format(*(q for _, q in e.units))
         q_none = e.query.format(*(n for n, _ in e.units))
         for v in e.values:
             note = e.note.format(*(n for n, _ in e.units), v=v)
-            assert not lx.content_words(q_full, stems=True) & lx.content_words(note, stems=True)
-            assert lx.content_words(q_none) & lx.content_words(note)
+            assert not lexicon.content_words(q_full, stems=True) & lexicon.content_words(
+                note, stems=True
+            )
+            assert lexicon.content_words(q_none) & lexicon.content_words(note)
 
 
 def test_content_words_and_stem() -> None:
-    assert lx.content_words("What is the Mac Studio's host?") == {"mac", "studio", "host"}
-    assert lx.stem("releases") == "releas" and lx.stem("deploys") == "deploy"
-    assert lx.stem("categories") == "category" and lx.stem("runs") == "runs"
-    assert lx.content_words("") == set()
+    assert lexicon.content_words("What is the Mac Studio's host?") == {"mac", "studio", "host"}
+    assert lexicon.stem("releases") == "releas" and lexicon.stem("deploys") == "deploy"
+    assert lexicon.stem("categories") == "category" and lexicon.stem("runs") == "runs"
+    assert lexicon.content_words("") == set()
 
 
 def test_update_versions_one_has_no_stale_lines(tmp_path: Path) -> None:
@@ -326,7 +333,7 @@ def test_redundancy_copies_on_distinct_days_with_shared_subtopic(default_ds: Dat
     assert len(set(texts)) > len(set(copies["fact"]))
     # Topics rotate: the first 8 questions ask about 8 different topics.
     queries = ds.queries[ds.queries.category == "redundancy"]["query"].tolist()
-    topics = [next(t for t, _ in lx.REDUNDANCY_TOPICS if q.endswith(f" {t}?")) for q in queries]
+    topics = [next(t for t, _ in facts.REDUNDANCY_TOPICS if q.endswith(f" {t}?")) for q in queries]
     assert len(set(topics[:8])) == 8
 
 
@@ -350,7 +357,7 @@ def test_exact_tokens_cover_every_kind(default_ds: Dataset) -> None:
             kinds["env"] += 1
         elif tok.count(".") == 2:
             kinds["config"] += 1
-        elif tok in lx.ERRORS:
+        elif tok in lexicon.ERRORS:
             kinds["error"] += 1
         else:
             kinds["symbol"] += 1
@@ -384,7 +391,7 @@ def test_capacity_caps_counts(tmp_path: Path) -> None:
     ds = generate(cfg, tmp_path / "cap")
     caps = capacity(cfg)
     assert ds.info["counts"] == {
-        "paraphrase": len(lx.PARAPHRASES),
+        "paraphrase": len(facts.PARAPHRASES),
         "distractor": caps["distractor"],
         "multi": caps["multi"],
     }

@@ -20,7 +20,7 @@ file is a path within one segment of the table (``memlab.stages.shape.file_ids``
 indexes of a lab's merged table never share a file). A heading-only chunk (``## Session 3 — 8 May,
 2023``) still counts for its file's maximum — it is what a session's date or title
 matches — and the heading filter after this stage removes it from the results
-(measured both ways in ``benchmarks/transfer_ideas.py``). Engine layer.
+(measured both ways in ``benchmarks/studies/transfer_ideas.py``). Engine layer.
 """
 
 from __future__ import annotations
