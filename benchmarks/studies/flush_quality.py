@@ -36,11 +36,11 @@ window (soft 4,000) and softThresholdTokens (window 200k, RealMem; 64k, LoCoMo) 
 flushes, the note tokens and the notes' recall_any@10 under bm25 and memlab-best
 (``extracted`` on RealMem, ``extractive`` on LoCoMo).
 
-Reproduce (docs/quality.md, "Memory flush"; hashing embedder by default: ~3 min on 2
-cores; ``--embedder local`` embeds every note and turn with all-MiniLM-L6-v2; ``--quick``:
-one persona and one conversation):
+Reproduce (docs/quality.md, "Memory flush": all-MiniLM-L6-v2, ~45 min on 2 cores, most of
+it embedding the transcripts; without ``--embedder local`` the hashing embedder, ~3 min;
+``--quick``: one persona and one conversation):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/flush_quality.py --json benchmarks/results/flush_quality.json
+    nice -n 10 .venv/bin/python benchmarks/studies/flush_quality.py --embedder local --json benchmarks/results/flush_quality.json
 """
 
 from __future__ import annotations
