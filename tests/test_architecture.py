@@ -418,3 +418,19 @@ def test_import_memlab_stays_light(tmp_path: Path) -> None:
     heavy = ("sentence_transformers", "torch", "sklearn", "memlab.eval", "ray")
     loaded = [m for m in modules if m.startswith(heavy) or layer_of(m) == "lab"]
     assert not loaded, f"`import memlab` loaded: {loaded}"
+
+
+def test_every_name_of_the_root_package_resolves(tmp_path: Path) -> None:
+    """``memlab.<name>`` for every name in ``memlab.__all__`` imports (its lazy table names
+    the module a name lives in; a moved name must be moved there too)."""
+    code = (
+        "import json, sys, memlab\n"
+        "bad = []\n"
+        "for n in memlab.__all__:\n"
+        "    try:\n"
+        "        getattr(memlab, n)\n"
+        "    except Exception as exc:\n"
+        "        bad.append(f'{n}: {exc!r}')\n"
+        "json.dump(bad, open(sys.argv[1], 'w'))"
+    )
+    assert _run(code, tmp_path) == []
