@@ -229,14 +229,19 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
     return Dataset("tiny", root, {"conv": ws}, queries, evidence)
 
 
-def test_lab_runs_each_system_on_its_own_tokenizer(dataset: Dataset) -> None:
-    lab = Lab(
+def cached_lab(dataset: Dataset) -> Lab:
+    """The lab as ``memlab eval`` builds it: vectors cached, each system on its tokenizer."""
+    return Lab(
         dataset,
         cache_vectors=True,
         embedder=HashingEmbedder(dimensions=32),
         unit="turn",
         progress=False,
     )
+
+
+def test_lab_runs_each_system_on_its_own_tokenizer(dataset: Dataset) -> None:
+    lab = cached_lab(dataset)
     systems = [memlab_best(), memlab_best(name="unicode", fts_tokenizer=None), preset("bm25")]
     cands = lab.candidates_for(systems)
     assert cands["memlab-best"] is not cands["unicode"]
@@ -259,13 +264,7 @@ def test_lab_runs_each_system_on_its_own_tokenizer(dataset: Dataset) -> None:
 
 
 def test_sweep_of_the_preset_scores_every_setting_through_its_stages(dataset: Dataset) -> None:
-    lab = Lab(
-        dataset,
-        cache_vectors=True,
-        embedder=HashingEmbedder(dimensions=32),
-        unit="turn",
-        progress=False,
-    )
+    lab = cached_lab(dataset)
     base = memlab_best()
     res = sweep(lab, base, {"vector_weight": [0.2, 0.8]}, ["recall@5"])
     lc = lab.candidates_for([base])[base.name]
