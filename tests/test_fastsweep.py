@@ -13,7 +13,7 @@ from memlab.candidates import CandidateSet, merge_row, pad_rows
 from memlab.eval.fastsweep import fast_path_reason, rank_settings, score_settings, skyline_keep
 from memlab.eval.sweep import sweep
 from memlab.pipeline import Pipeline
-from memlab.presets import openclaw, openclaw_latest, qmd_like, rrf_preset
+from memlab.presets import openclaw, openclaw_latest, preset, qmd_like, rrf_preset
 from memlab.stages.selection import select_rows
 from memlab.store import ChunkTable
 
@@ -236,7 +236,7 @@ def test_score_settings_equals_lab_score_indexed(synthetic_lab) -> None:
 
 
 def test_sweep_uses_fast_path_with_unchanged_results(synthetic_lab, monkeypatch) -> None:
-    import memlab.eval.sweep as sweep_module
+    import memlab.eval.fastsweep as sweep_module
 
     grid = {"vector_weight": [0.0, 0.25, 0.5, 0.75, 1.0], "min_score": [0.2, 0.35]}
     metrics = ["recall@6", "ndcg@10"]
@@ -244,19 +244,25 @@ def test_sweep_uses_fast_path_with_unchanged_results(synthetic_lab, monkeypatch)
     assert fast.info["path"] == "fast"
     monkeypatch.setattr(sweep_module, "fast_path_reason", lambda cs, systems: "forced")
     loop = sweep(synthetic_lab, openclaw(), grid, metrics, train=0.5)
-    assert loop.info["path"] == "loop"
+    # One setting at a time, but the stages before the first one reading a weight or the
+    # threshold (their declarations say which) run once for all.
+    assert loop.info["path"] == "stages"
+    assert loop.info["shared_stages"] == ["legs", "normalize"]
     assert fast.table.equals(loop.table)
     assert fast.best() == loop.best()
 
 
 def test_sweep_falls_back_for_mmr(synthetic_lab) -> None:
     res = sweep(synthetic_lab, openclaw_latest(), {"mmr_lambda": [0.5, 1.0]}, ["recall@6"])
-    assert res.info["path"] == "loop"
+    assert res.info["path"] == "stages"
     assert "MMR" in res.info["fast_path_reason"]
+    # MMR is an order stage: every score stage is computed once for both settings.
+    on = openclaw_latest().active_stages()
+    assert [n for n in res.info["shared_stages"] if n in on] == [n for n in on if n != "mmr"][:-1]
 
 
 def test_coupled_weight_sweep_is_fast_and_identical_to_the_loop(synthetic_lab, monkeypatch) -> None:
-    import memlab.eval.sweep as sweep_module
+    import memlab.eval.fastsweep as sweep_module
 
     base = openclaw(min_score=0.0, keyword_mode="or")
     grid = {"vector_weight": [w / 20 for w in range(21)]}
@@ -265,7 +271,7 @@ def test_coupled_weight_sweep_is_fast_and_identical_to_the_loop(synthetic_lab, m
     assert fast.info["path"] == "fast" and fast.coupled == {"text_weight": "1 - vector_weight"}
     monkeypatch.setattr(sweep_module, "fast_path_reason", lambda cs, systems: "forced")
     loop = sweep(synthetic_lab, base, grid, metrics, train=0.5)
-    assert loop.info["path"] == "loop"
+    assert loop.info["path"] == "stages"  # one setting at a time, legs and normalize once
     assert fast.table.equals(loop.table)
     for m in metrics:
         np.testing.assert_array_equal(fast.per_query[m], loop.per_query[m])
@@ -276,3 +282,44 @@ def test_coupled_weight_sweep_is_fast_and_identical_to_the_loop(synthetic_lab, m
         np.testing.assert_array_equal(
             lc.score(tuned, [m])[m], fast.per_query[m][fast.best(m)["index"]]
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "grid", "shared"),
+    [
+        ("memlab-best", {"vector_weight": [0.2, 0.6, 0.9]}, "legs normalize"),
+        ("memlab-best", {"neighbor_prev": [0.0, 0.3, 0.6]}, "legs normalize fusion"),
+        ("memlab-best", {"file_context": [0.0, 1.0, 2.0]}, "legs normalize fusion neighbor"),
+        (
+            "memlab-best",
+            {"mmr": ["off", "jaccard"], "mmr_lambda": [0.5]},
+            "legs normalize fusion neighbor file_context headings identifier_tier",
+        ),
+        (
+            "memlab-best-chunk",
+            {"best_line_depth": [5, 10]},
+            "legs normalize fusion neighbor headings",
+        ),
+    ],
+)
+def test_the_shared_stages_equal_the_loop(synthetic_lab, name, grid, shared) -> None:
+    """The loop is the oracle: each setting ranked with the stages it shares with the
+    others computed once (their declarations say which) equals the setting ranked on its
+    own, array for array."""
+    from memlab.eval.fastsweep import rank_shared
+
+    base = preset(name)
+    systems = [base.replace(**{k: v}) for k, vals in grid.items() for v in vals]
+    lc = synthetic_lab.candidates_for([base])[base.name]
+    for s in systems:
+        lc = synthetic_lab.with_best_line(lc, s)
+    ranks, got = rank_shared(lc.cs, systems)
+    assert " ".join(n for n in got if n in base.active_stages()) == shared
+    for s, r in zip(systems, ranks, strict=True):
+        ref = s.rank(lc.cs)
+        np.testing.assert_array_equal(r.columns, ref.columns)
+        np.testing.assert_array_equal(r.scores, ref.scores)
+        np.testing.assert_array_equal(r.selected_by, ref.selected_by)
+        assert r.stage.keys() == ref.stage.keys()
+        for k in ref.stage:
+            np.testing.assert_array_equal(r.stage[k], ref.stage[k], err_msg=k)

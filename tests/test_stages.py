@@ -194,6 +194,8 @@ LENGTH_PRIOR = Stage(
     params={"length_prior": 0.0},
     check=check_prior,
     term=("length", "×"),
+    inputs={"table", "pos"},
+    reads={"valid", "final"},
 )
 
 
@@ -298,3 +300,61 @@ def test_select_rows_follows_the_rules_written_out(variant: str) -> None:
         got = [(int(a), int(b)) for a, b in zip(cols[i], sel[i], strict=True) if a >= 0]
         assert got == want, i
         np.testing.assert_array_equal(scores[i][: len(want)], final[i][[a for a, _ in want]])
+
+
+# ---------------------------------------------------------------- declared reads
+def test_a_stage_sees_only_what_it_declares(index) -> None:
+    """A stage runs on views: a parameter, candidate field or array it did not declare
+    raises UndeclaredRead naming the stage and the name, through the helpers it calls
+    too; a key it returns outside ``writes`` is refused."""
+    from memlab.stages.views import UndeclaredRead
+
+    def reads_weight(p, cs, st):
+        return {"final": st["final"] * p.vector_weight}
+
+    sneaky = Stage("sneaky", reads_weight, lambda p, mode: True, ("final",), reads={"final"})
+    base = preset("openclaw")
+    cs = base.retrieve(index, QUERIES)
+    with registered(sneaky), pytest.raises(UndeclaredRead, match="'sneaky' reads 'vector_weight'"):
+        base.scores(cs)
+    peeks = Stage("peeks", lambda p, cs, st: {"final": st["fused"]}, lambda p, m: True, ("final",))
+    with registered(peeks), pytest.raises(UndeclaredRead, match="'peeks' reads 'fused'"):
+        base.scores(cs)
+    spills = Stage(
+        "spills",
+        lambda p, cs, st: {"extra": st["final"]},
+        lambda p, m: True,
+        ("final",),
+        reads={"final"},
+    )
+    with registered(spills), pytest.raises(ValueError, match="'spills' wrote \\['extra'\\]"):
+        base.scores(cs)
+    # Declared, the same read is fine, and the stage's own parameters need no declaring.
+    honest = Stage(
+        "honest",
+        reads_weight,
+        lambda p, mode: True,
+        ("final",),
+        uses={"vector_weight"},
+        reads={"final"},
+    )
+    plain = base.scores(cs)["final"]
+    with registered(honest):
+        np.testing.assert_array_equal(base.scores(cs)["final"], plain * 0.7)
+
+
+def test_order_stages_never_change_a_score() -> None:
+    """The floor rule (memlab.stages.floor) counts every order stage as neutral, and no
+    order stage declares a score term."""
+    from memlab.stages import STAGES
+    from memlab.stages.floor import _NEUTRAL
+
+    order = [s for s in STAGES if s.kind == "order"]
+    assert [s.name for s in order] == [
+        "current_order",
+        "tie_order",
+        "mmr",
+        "novel_lines",
+        "selection",
+    ]
+    assert all(s.name in _NEUTRAL and s.term is None for s in order)

@@ -92,11 +92,11 @@ def test_text_weight_alone_is_coupled_symmetrically_and_2d_is_kept(lab: Lab) -> 
         sweep(lab, base, {"vector_weight": [0.5, 1.5]}, ["recall@6"])
 
 
-@pytest.mark.parametrize("path", ["fast", "loop"])
+@pytest.mark.parametrize("path", ["fast", "stages"])
 def test_tuned_pipeline_scores_exactly_the_held_out_value(lab: Lab, path: str) -> None:
     if path == "fast":
         base = openclaw(min_score=0.0, keyword_mode="or")
-    else:  # MMR: the per-setting loop
+    else:  # MMR: one setting at a time, the score stages once
         base = openclaw_latest(min_score=0.0, keyword_mode="or")
     metrics = ["ndcg@10", "recall@6"]
     sw = quiet_sweep(lab, base, {"vector_weight": W}, metrics, train=0.5, seed=2)

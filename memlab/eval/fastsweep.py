@@ -32,7 +32,7 @@ through the general path; ``fast_path_reason`` says why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -42,20 +42,24 @@ from memlab.candidates import CandidateSet
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanHits
 from memlab.fusion import clamp_weights
+from memlab.stages import STAGES, run_stages, shared_stages
 from memlab.stages.legs import fuse_legs, fusion_operands, leg_values
 from memlab.stages.selection import select_rows
 
 if TYPE_CHECKING:
     from memlab.eval.lab import LabCandidates
-    from memlab.pipeline import Pipeline
+    from memlab.pipeline import Pipeline, Ranking
 
 __all__ = [
     "SWEEPABLE",
     "SettingsRanking",
     "fast_path_reason",
+    "loop_settings",
     "rank_settings",
+    "rank_shared",
     "score_settings",
     "skyline_keep",
+    "sweep_values",
 ]
 
 # The stages the fast path reproduces (``Pipeline.active_stages``); decay is a
@@ -77,8 +81,10 @@ class SettingsRanking:
     final scores (NaN in empty slots); ``selected_by`` [S, Q, K] codes as in
     ``Ranking`` (0 strict, 1 relaxed, 2 keyword fill, −1 empty). ``path`` is
     ``"fast"`` or ``"loop"``; ``reason`` says why the loop was used (the loop pads
-    every setting to the largest max_results with −1 / NaN);
-    ``width`` / ``kept`` are the candidate columns before / after pruning.
+    every setting to the largest max_results with −1 / NaN), ``"stages"`` the loop
+    with ``shared`` (the leading score stages all settings agree on) run once
+    (``rank_shared``); ``width`` / ``kept`` are the candidate columns before / after
+    pruning.
     """
 
     columns: np.ndarray
@@ -88,6 +94,34 @@ class SettingsRanking:
     reason: str | None = None
     width: int = 0
     kept: int = 0
+    shared: tuple[str, ...] = ()
+
+
+def rank_shared(
+    cs: CandidateSet, systems: Sequence[Pipeline], progress: bool = False
+) -> tuple[list[Ranking], tuple[str, ...]]:
+    """``[s.rank(cs) for s in systems]``, with the leading score stages on which every
+    system agrees (``memlab.stages.shared_stages``: their declared parameters are equal)
+    run once and their arrays shared; returns the rankings and those stages' names.
+    The stages after them run per system, as ``Pipeline.rank`` runs them, so each
+    ranking equals the system's own (the loop is the oracle: tests/test_fastsweep.py).
+    ``progress``: a bar over the systems (on a terminal only)."""
+    systems = list(systems)
+    if not systems:
+        return [], ()
+    mode = systems[0].mode(cs)
+    shared = shared_stages(systems, mode) if all(s.mode(cs) == mode for s in systems) else ()
+    if not shared:
+        return [s.rank(cs) for s in systems], ()
+    rest = {st.name for st in STAGES if st.name not in shared}
+    prefix = run_stages(systems[0], cs, "score", skip=rest)
+    iterator: Any = systems
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(systems, desc="sweep", unit="setting", disable=None)
+    ranks = [s.rank(cs, run_stages(s, cs, "score", dict(prefix), skip=shared)) for s in iterator]
+    return ranks, shared
 
 
 def fast_path_reason(cs: CandidateSet, systems: Sequence[Pipeline]) -> str | None:
@@ -194,7 +228,9 @@ def _leg_order_values(
     )
 
 
-def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRanking:
+def rank_settings(
+    cs: CandidateSet, systems: Sequence[Pipeline], progress: bool = False
+) -> SettingsRanking:
     """The rankings of every system over ``cs``: ``Pipeline.rank(cs)`` for each, batched.
 
     Uses the vectorised path when ``fast_path_reason`` allows it, else ranks
@@ -204,26 +240,7 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     systems = list(systems)
     reason = fast_path_reason(cs, systems)
     if reason is not None:
-        ranks = [s.rank(cs) for s in systems]
-        if not ranks:
-            empty = np.zeros((0, len(cs), 0))
-            return SettingsRanking(
-                empty.astype(np.int64), empty, empty.astype(np.int64), "loop", reason
-            )
-        k = max(r.columns.shape[1] for r in ranks)
-
-        def pad(a: np.ndarray, fill: Any) -> np.ndarray:
-            return np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=fill)
-
-        return SettingsRanking(
-            columns=np.stack([pad(r.columns, -1) for r in ranks]),
-            scores=np.stack([pad(r.scores, np.nan) for r in ranks]),
-            selected_by=np.stack([pad(r.selected_by, -1) for r in ranks]),
-            path="loop",
-            reason=reason,
-            width=cs.width,
-            kept=cs.width,
-        )
+        return loop_settings(cs, systems, reason, progress)
     base = systems[0]
     nq, width = len(cs), cs.width
     kmax = base.max_results
@@ -290,6 +307,35 @@ def rank_settings(cs: CandidateSet, systems: Sequence[Pipeline]) -> SettingsRank
     return SettingsRanking(columns, scores, selected, "fast", None, width, kept)
 
 
+def loop_settings(
+    cs: CandidateSet, systems: Sequence[Pipeline], reason: str, progress: bool = False
+) -> SettingsRanking:
+    """The rankings of ``systems`` over ``cs`` one system at a time (``rank_shared``: the
+    leading stages they agree on run once), padded to the largest max_results;
+    ``reason``: why the vectorised path was not taken (``fast_path_reason``)."""
+    ranks, shared = rank_shared(cs, systems, progress)
+    if not ranks:
+        empty = np.zeros((0, len(cs), 0))
+        return SettingsRanking(
+            empty.astype(np.int64), empty, empty.astype(np.int64), "loop", reason
+        )
+    k = max(r.columns.shape[1] for r in ranks)
+
+    def pad(a: np.ndarray, fill: Any) -> np.ndarray:
+        return np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=fill)
+
+    return SettingsRanking(
+        columns=np.stack([pad(r.columns, -1) for r in ranks]),
+        scores=np.stack([pad(r.scores, np.nan) for r in ranks]),
+        selected_by=np.stack([pad(r.selected_by, -1) for r in ranks]),
+        path="stages" if shared else "loop",
+        reason=reason,
+        width=cs.width,
+        kept=cs.width,
+        shared=shared,
+    )
+
+
 def score_settings(
     lc: LabCandidates,
     systems: Sequence[Pipeline],
@@ -353,3 +399,43 @@ def score_settings(
         for s in specs:
             out[s.name] = np.where(has, values[s.name][idx], np.nan)
     return out, r
+
+
+def sweep_values(
+    lc: LabCandidates,
+    systems: Sequence[Pipeline],
+    metrics: Sequence[str],
+    attach: Callable[[LabCandidates, Pipeline], LabCandidates] | None = None,
+    progress: bool = False,
+) -> tuple[dict[str, np.ndarray], str, str | None, tuple[str, ...]]:
+    """Per-query metric values ``{metric: [S, Q]}`` of every system over ``lc`` by the
+    quickest exact path: ``"fast"`` (``score_settings``, vectorised), else ``"stages"`` /
+    ``"loop"`` at unit level (``loop_settings``: one setting at a time, the score stages
+    they agree on once), else one ``lc.score`` per setting (file level). ``attach(lc,
+    s)``: ``lc`` with system ``s``'s line arrays (``Lab.with_best_line``; None: ``lc``
+    carries them). Returns (values, path, why not fast or None, the shared stages)."""
+    reason = fast_path_reason(lc.cs, systems)
+    if reason is None and lc.level != "unit":
+        reason = f"level={lc.level!r}: the fast path scores units"  # files: LabCandidates.score
+    if reason is None:
+        return score_settings(lc, systems, metrics)[0], "fast", None, ()
+    if lc.level == "unit":
+        own = lc
+        for s in systems if attach is not None else ():
+            own = attach(own, s)  # every setting's line arrays side by side (keyed apart)
+        ranking = loop_settings(own.cs, systems, reason, progress=progress)
+        values = score_settings(own, systems, metrics, ranking=ranking)[0]
+        return values, ranking.path, reason, ranking.shared
+    values = {m: np.empty((len(systems), len(lc.qids))) for m in metrics}
+    iterator: Any = systems
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(systems, desc="sweep", unit="setting", disable=None)
+    for i, s in enumerate(iterator):
+        # A best-line system's line scores depend on its own line settings (depth, line
+        # system): attach them per setting (Lab.with_best_line caches each).
+        out = (lc if attach is None else attach(lc, s)).score(s, metrics)
+        for m in metrics:
+            values[m][i] = out[m]
+    return values, "loop", reason, ()

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.eval.experiment import metric_depth
-from memlab.eval.fastsweep import fast_path_reason, score_settings
+from memlab.eval.fastsweep import sweep_values
 from memlab.eval.metrics import exact_mean
 from memlab.eval.significance import bootstrap_ci_many
 from memlab.stages.best_line import carried_line_scores, line_keys
@@ -437,27 +437,8 @@ def sweep(
         if not train_ids or not test_ids:
             raise ValueError("the train/test split left one side empty")
     t1 = time.perf_counter()
-    # Settings that differ only in weights / RRF k / threshold are ranked and
-    # scored together (identical values, see memlab.eval.fastsweep); others one by one.
-    reason = fast_path_reason(lc.cs, systems)
-    if reason is None and lc.level != "unit":
-        reason = f"level={lc.level!r}: the fast path scores units"  # files: LabCandidates.score
-    if reason is None:
-        values, _ = score_settings(lc, systems, metrics)
-    else:
-        values = {m: np.empty((len(systems), len(qids))) for m in metrics}
-        iterator: Any = systems
-        if progress:
-            from tqdm.auto import tqdm
-
-            iterator = tqdm(systems, desc="sweep", unit="setting", disable=None)
-        for i, s in enumerate(iterator):
-            # A best-line system's line scores depend on its own line settings (depth, line
-            # system): attach them per setting (Lab.with_best_line caches each).
-            own = target.with_best_line(lc, s) if isinstance(target, Lab) else lc
-            out = own.score(s, metrics)
-            for m in metrics:
-                values[m][i] = out[m]
+    attach = target.with_best_line if isinstance(target, Lab) else None
+    values, path, reason, shared = sweep_values(lc, systems, metrics, attach, bool(progress))
     t_score = time.perf_counter() - t1
     tr_mask = keep.copy() if train_ids is None else np.isin(qids, train_ids)
     te_mask = None if test_ids is None else np.isin(qids, test_ids)
@@ -494,8 +475,9 @@ def sweep(
             "score_seconds": t_score,
             "settings": len(systems),
             "queries": int(keep.sum()),
-            "path": "fast" if reason is None else "loop",
+            "path": path,
             "fast_path_reason": reason,
+            "shared_stages": list(shared),
             "coupled": dict(coupled),
             "scored_at_k": k,
             "pinned": bool(pinned),

@@ -49,16 +49,8 @@ from memlab.stages import (
     stage_param_check,
     stage_param_defaults,
 )
-from memlab.stages.best_line import (
-    carried_line_array,
-    check_best_line_pipeline,
-    line_arrays,
-    line_held_key,
-    line_system_factory,
-    novel_line_order,
-)
-from memlab.stages.current import current_order
-from memlab.stages.selection import mmr_order, select_rows
+from memlab.stages.best_line import check_best_line_pipeline, line_arrays, line_system_factory
+from memlab.stages.order import RESULT_KEYS
 from memlab.vocab import (
     DECAY_KINDS,
     DECAY_RULES,
@@ -513,72 +505,22 @@ class Pipeline:
         run. Absent values are NaN; padding and candidates beyond this system's
         depth are not ``valid``.
         """
-        return run_stages(self, cs)
+        return run_stages(self, cs, "score")
 
-    def rank(self, cs: CandidateSet) -> Ranking:
+    def rank(self, cs: CandidateSet, scores: dict[str, np.ndarray] | None = None) -> Ranking:
         """Sort, diversify and select: the results of every query of ``cs``.
 
-        Stable sort by ``final`` (ties in insertion order), MMR when on, then
-        ``select_rows`` (min_score, max_results, relaxed fallback and keyword fill in
-        hybrid mode, top-up in keyword-only mode). ``selection_rule="openclaw-current"``
-        orders by ``memlab.stages.current.current_order`` instead (exact tiers first,
-        ties by path and lines, the release's MMR per tier), fills only with keyword
-        hits that have no vector hit and, when nothing passes, keeps keyword hits ≥ 0.
+        The score stages (``scores``), then the order stages (``memlab.stages.order``):
+        the stable sort by ``final`` (ties in insertion order) or the release's order
+        (exact tiers first, ties by path and lines), MMR when on, the new-line order,
+        then ``selection`` (min_score, max_results, relaxed fallback and keyword fill in
+        hybrid mode, top-up in keyword-only mode). ``scores``: this system's score-stage
+        arrays over ``cs`` when computed already (taken over, not copied).
         """
-        st = self.scores(cs)
-        mode = self.mode(cs)
-        valid, final, has_t = st["valid"], st["final"], st["has_text"]
-        nq, width = final.shape
-        mmr_on = "mmr" in self.active_stages(mode)
-        current = self.selection_rule == "openclaw-current"
-        if current:  # OpenClaw 2026.9.6: tie order by path, exact tiers first, its MMR
-            order = current_order(self, cs, st, mmr_on and self.mmr == "openclaw-current")
-        else:
-            key = np.where(valid, -np.nan_to_num(final, nan=0.0), np.inf)
-            if "tie_break" in st:  # equal scores by a stage's key, then insertion order
-                order = np.lexsort((st["tie_break"], key), axis=-1)
-            else:
-                order = np.argsort(key, axis=1, kind="stable")
-        if mmr_on and not (current and self.mmr == "openclaw-current"):
-            order = mmr_order(self, cs, order, valid, final)
-        novel = "novel_lines" in self.active_stages(mode)
-        if novel:
-            # Only the returned places need the greedy: select_rows keeps max_results.
-            order = novel_line_order(
-                order, valid, self.held_lines(cs), self.best_line_depth, self.max_results
-            )
-        mmr_pos = np.full((nq, width), -1, dtype=np.int64)
-        np.put_along_axis(mmr_pos, order, np.broadcast_to(np.arange(width), (nq, width)), axis=1)
-        mmr_pos = np.where(valid, mmr_pos, -1)
-        st["mmr_position"] = mmr_pos if self.mmr != "off" else np.full((nq, width), -1)
-        hybrid = mode == "hybrid"
-        thr = None
-        if hybrid and self.relaxed_fallback:
-            thr = min(self.min_score, clamp_weights(self.vector_weight, self.text_weight)[1])
-        if hybrid and current:  # nothing passes → keyword hits ≥ 0; fill: keyword-only hits
-            thr = 0.0
-        cols, scores, sel = select_rows(
-            final,
-            valid,
-            has_t,
-            min_score=self.min_score,
-            max_results=self.max_results,
-            relaxed_threshold=thr,
-            fill_keyword_only=hybrid and self.fill_keyword_only,
-            top_up=mode == "keyword",
-            order=order if mmr_on or current or "tie_break" in st or novel else None,
-            fill_mask=has_t & ~st["has_vec"] if current else None,
-        )
-        return Ranking(columns=cols, scores=scores, stage=st, selected_by=sel, mode=mode)
-
-    def held_lines(self, cs: CandidateSet) -> np.ndarray:
-        """[Q, C, K] the top lines each candidate chunk holds (``held_line_codes``), as
-        ``Pipeline.retrieve`` or the lab put them in ``cs.extra[line_held_key(self)]`` for the
-        ``"novel"`` order; ValueError naming the line arrays ``cs`` carries when they are
-        not there."""
-        return carried_line_array(
-            cs, line_held_key(self), "best_line_order='novel' needs the lines each chunk holds"
-        )
+        st = run_stages(self, cs, "order", self.scores(cs) if scores is None else scores)
+        st.pop("order", None)
+        cols, scores, sel = (st.pop(k) for k in RESULT_KEYS)
+        return Ranking(columns=cols, scores=scores, stage=st, selected_by=sel, mode=self.mode(cs))
 
     def run(self, cs: CandidateSet, *, with_text: bool = False) -> pd.DataFrame:
         """Results as a DataFrame: ``qid, docno, score, rank`` plus every component.

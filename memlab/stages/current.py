@@ -53,6 +53,7 @@ __all__ = [
     "active_keys",
     "boosted_keyword_leg",
     "check_current_param",
+    "current_mmr_order",
     "current_mmr_perm",
     "current_order",
     "exact_tiers_stage",
@@ -130,7 +131,7 @@ def lexical_boost_stage(
     legs.update(boosted_keyword_leg(p, cs, st))
     legs.update(normalize_stage(p, cs, legs))
     # this boost replaces keyword-only mode's older one (keyword_boost), never stacks on it
-    legs.update(fusion_stage(p.replace(keyword_boost=False) if p.keyword_boost else p, cs, legs))
+    legs.update(fusion_stage(p, cs, legs, keyword_boost=False))
     keys = ("has_text", "valid", "text_in", "vec_norm", "text_norm", "text_floor", "fused")
     keys += ("final",)
     return {k: legs[k] for k in keys}
@@ -269,13 +270,10 @@ def current_mmr_perm(
     return mmr_rerank_order(scores, snippets, lam, cache=mmr_token_cache(table), keys=keys)
 
 
-def current_order(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray], mmr: bool
-) -> np.ndarray:
+def current_order(p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> np.ndarray:
     """The ranked columns [Q, C] under ``selection_rule="openclaw-current"``: valid ones
-    first, by (tier desc, rank_score desc, path ICU order, start line, end line); with
-    ``mmr`` each tier and the rest re-ordered by ``current_mmr_perm`` (rank_score as
-    relevance in a tier, the score in the rest)."""
+    first, by (tier desc, rank_score desc, path ICU order, start line, end line); in
+    keyword-only mode ties as the release's keyword list breaks them."""
     valid, final = st["valid"], st["final"]
     tier = st.get("tier", np.zeros(valid.shape, dtype=np.int64))
     rscore = st.get("rank_score", final)
@@ -294,26 +292,40 @@ def current_order(
         path_s = np.where(valid & (tier == 0), ex["kw_path"], 0.0)
         last = id_order(t)[pos]
     for qi in range(nq):
-        ok = valid[qi]
         head: tuple[np.ndarray, ...] = (end[qi], start[qi], porder[qi])
         if kw_ties:
             head = (last[qi], start[qi], porder[qi], -path_s[qi], -text_s[qi])
-        keys = (*head, -np.nan_to_num(rscore[qi], nan=0.0), -tier[qi], ~ok)
-        o = np.lexsort(keys)
-        if mmr:
-            n = int(ok.sum())
-            head = o[:n]
-            parts = []
-            for level in (3, 2, 1, 0):
-                cols = head[tier[qi, head] == level]
-                if cols.size > 1:
-                    sc = rscore[qi, cols].tolist()
-                    pos_c = cs.pos[qi, cols]
-                    perm = current_mmr_perm(
-                        sc, cs.texts(pos_c), p.mmr_lambda, positions=pos_c, table=t
-                    )
-                    cols = cols[np.asarray(perm, dtype=np.int64)]
-                parts.append(cols)
-            o = np.concatenate([*parts, o[n:]])
-        order[qi] = o
+        keys = (*head, -np.nan_to_num(rscore[qi], nan=0.0), -tier[qi], ~valid[qi])
+        order[qi] = np.lexsort(keys)
     return order
+
+
+def current_mmr_order(
+    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray], order: np.ndarray
+) -> np.ndarray:
+    """``order`` (from `current_order`: tiers contiguous, highest first) with each tier
+    and the untiered rest re-ordered by ``current_mmr_perm`` (the release's MMR, λ =
+    ``p.mmr_lambda``; relevance: rank_score in a tier, the score in the rest)."""
+    valid = st["valid"]
+    tier = st.get("tier", np.zeros(valid.shape, dtype=np.int64))
+    rscore = st.get("rank_score", st["final"])
+    out = order.copy()
+    for qi in range(order.shape[0]):
+        n = int(valid[qi].sum())
+        head = order[qi, :n]
+        parts = []
+        for level in (3, 2, 1, 0):
+            cols = head[tier[qi, head] == level]
+            if cols.size > 1:
+                pos_c = cs.pos[qi, cols]
+                perm = current_mmr_perm(
+                    rscore[qi, cols].tolist(),
+                    cs.texts(pos_c),
+                    p.mmr_lambda,
+                    positions=pos_c,
+                    table=cs.table,
+                )
+                cols = cols[np.asarray(perm, dtype=np.int64)]
+            parts.append(cols)
+        out[qi, :n] = np.concatenate(parts)
+    return out

@@ -28,7 +28,10 @@ __all__ = ["NO_THRESHOLD", "keeps_every_score", "score_floor", "threshold_text"]
 
 NO_THRESHOLD = "none"
 # Stages that never change a score (they remove candidates or re-order them).
-_NEUTRAL = frozenset({"legs", "normalize", "fusion", "headings", "mmr", "novel_lines", "selection"})
+_NEUTRAL = frozenset(
+    {"legs", "normalize", "fusion", "headings"}
+    | {"current_order", "tie_order", "mmr", "novel_lines", "selection"}  # the order stages
+)
 # rank_by="recency" scores days since 1970 of a dated file: year 1 at the earliest.
 RECENCY_FLOOR = -719_163.0
 # Normalisations whose values lie in [0, 1] whatever the input (memlab.fusion.normalize).

@@ -116,10 +116,14 @@ def normalize_stage(
 
 
 def fusion_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Pipeline,
+    cs: CandidateSet,
+    st: Mapping[str, np.ndarray],
+    keyword_boost: bool | None = None,
 ) -> dict[str, np.ndarray]:
     """``fused`` (and ``final`` = fused, the score later stages change); ``valid`` loses
-    the candidates the fusion cannot score (e.g. a vector-only hit under keyword fusion)."""
+    the candidates the fusion cannot score (e.g. a vector-only hit under keyword fusion).
+    ``keyword_boost``: keyword-only mode's boost on or off (None: ``p.keyword_boost``)."""
     mode = p.mode(cs)
     vec_n, text_n, has_v, has_t = st["vec_norm"], st["text_norm"], st["has_vec"], st["has_text"]
     valid = st["valid"]
@@ -130,7 +134,8 @@ def fusion_stage(
     elif mode == "vector":
         fused = np.where(has_v, vec_n, np.nan)
     else:
-        fused = keyword_only_scores(p, cs, text_n, has_t)
+        boost = p.keyword_boost if keyword_boost is None else keyword_boost
+        fused = keyword_only_scores(cs, text_n, has_t, boost)
     valid = valid & ~np.isnan(fused)
     fused = np.where(valid, fused, np.nan)
     return {"valid": valid, "fused": fused, "final": fused}
@@ -251,12 +256,12 @@ def leg_values(p: Pipeline, st: Mapping[str, np.ndarray]) -> tuple[np.ndarray, n
 
 
 def keyword_only_scores(
-    p: Pipeline, cs: CandidateSet, text_n: np.ndarray, has_t: np.ndarray
+    cs: CandidateSet, text_n: np.ndarray, has_t: np.ndarray, boost: bool
 ) -> np.ndarray:
     """Keyword-only mode (no vectors): each keyword hit's normalised score, boosted by
-    ``keyword_only_score`` (query words in the text and path) unless ``keyword_boost``
-    is off; NaN where the keyword leg did not find the candidate."""
-    if not p.keyword_boost:
+    ``keyword_only_score`` (query words in the text and path) when ``boost`` (the
+    pipeline's ``keyword_boost``); NaN where the keyword leg did not find the candidate."""
+    if not boost:
         return np.where(has_t, text_n, np.nan)
     out = np.full(text_n.shape, np.nan)
     for qi in range(len(cs)):
