@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -266,7 +267,8 @@ def retrieve(
         return masks[c]
 
     fallback = np.zeros(nq, dtype=bool)
-    current_hits: list[list[Any]] = [[] for _ in queries]
+    leg = KEYWORD_LEGS[keyword_mode]  # the keyword leg by name
+    leg_hits: list[list[Any]] = [[] for _ in queries]
 
     def keyword_leg() -> list[tuple[np.ndarray, np.ndarray]]:
         out: list[tuple[np.ndarray, np.ndarray]] = [
@@ -285,17 +287,8 @@ def retrieve(
                 if m is not None and past is not None:
                     past.show(m)
                     search = past.search
-                if keyword_mode == "openclaw-current":
-                    past_rows = None if m is None else (m, search)
-                    kw_pos, kw_rank, current_hits[qi] = _current_keyword(index, query, past_rows)
-                    out[qi] = (kw_pos, kw_rank)
-                    continue
-                and_query = keyword_mode == "and"
-                fts = build_fts_query(query) if and_query else build_fts_query_or(query)
-                kw_pos, kw_rank = search(fts, depth)
-                if keyword_fallback and kw_pos.size == 0:
-                    kw_pos, kw_rank = _per_keyword(search, query, depth)
-                    fallback[qi] = kw_pos.size > 0
+                ks = KeywordSearch(index, search, m, depth, keyword_fallback)
+                kw_pos, kw_rank, fallback[qi], leg_hits[qi] = leg(ks, query)
                 out[qi] = (kw_pos, kw_rank)
         finally:
             if past is not None:
@@ -331,7 +324,8 @@ def retrieve(
     ]
 
     pos, vs, tr, vr, kr = pad_rows(rows)
-    extra = current_arrays(pos, current_hits) if keyword_mode == "openclaw-current" else {}
+    leg_arrays = KEYWORD_LEG_ARRAYS.get(keyword_mode)
+    extra = {} if leg_arrays is None else leg_arrays(pos, leg_hits)
     tarr = np.full(nq, np.nan) if times is None else np.asarray(times, dtype=np.float64)
     if tarr.shape != (nq,):
         raise ValueError(f"times must have one value per query ({nq}), got shape {tarr.shape}")
@@ -353,6 +347,61 @@ def retrieve(
         query_vectors=query_vectors,
         extra=extra,
     )
+
+
+@dataclass(frozen=True)
+class KeywordSearch:
+    """One query's keyword search as a keyword leg sees it: the index, its FTS5 search
+    (``search(fts_query, depth) -> (positions, bm25)``: the past's own table under a time
+    cut-off), the rows visible under that cut-off (None = all), the leg's depth and
+    whether OpenClaw's per-keyword fallback is on."""
+
+    index: MemoryIndex
+    search: Callable[[str, int], tuple[np.ndarray, np.ndarray]]
+    visible: np.ndarray | None
+    depth: int
+    fallback: bool
+
+
+# A keyword leg's answer for one query: positions, bm25 (NaN: a hit with no body match),
+# whether the per-keyword fallback found them, and the leg's own hits (for its arrays).
+LegHits = tuple[np.ndarray, np.ndarray, bool, list[Any]]
+
+
+def fts_leg(ks: KeywordSearch, query: str, fts_query: str) -> LegHits:
+    """``depth`` rows by bm25 for ``fts_query``; when it finds nothing and the fallback is
+    on, the query re-run per extracted keyword (``_per_keyword``: each chunk's best bm25)."""
+    kw_pos, kw_rank = ks.search(fts_query, ks.depth)
+    if ks.fallback and kw_pos.size == 0:
+        kw_pos, kw_rank = _per_keyword(ks.search, query, ks.depth)
+        return kw_pos, kw_rank, kw_pos.size > 0, []
+    return kw_pos, kw_rank, False, []
+
+
+def and_leg(ks: KeywordSearch, query: str) -> LegHits:
+    """OpenClaw's keyword leg: every token of the query (``build_fts_query``)."""
+    return fts_leg(ks, query, build_fts_query(query))
+
+
+def or_leg(ks: KeywordSearch, query: str) -> LegHits:
+    """Any of the query's keywords (``build_fts_query_or``)."""
+    return fts_leg(ks, query, build_fts_query_or(query))
+
+
+def release_leg(ks: KeywordSearch, query: str) -> LegHits:
+    """OpenClaw 2026.9.6's keyword results (``_current_keyword``; no per-keyword fallback:
+    its expansion terms play that part)."""
+    past = None if ks.visible is None else (ks.visible, ks.search)
+    pos, rank, hits = _current_keyword(ks.index, query, past)
+    return pos, rank, False, hits
+
+
+# The keyword legs by name (``vocab.KEYWORD_MODES``: a pipeline's ``keyword_mode``).
+KEYWORD_LEGS: Mapping[str, Callable[[KeywordSearch, str], LegHits]] = MappingProxyType(
+    {"and": and_leg, "or": or_leg, "openclaw-current": release_leg}
+)
+if set(KEYWORD_LEGS) != set(KEYWORD_MODES):  # a new mode needs its leg
+    raise RuntimeError(f"KEYWORD_LEGS {sorted(KEYWORD_LEGS)} must be vocab.KEYWORD_MODES")
 
 
 # The arrays [Q, C] of ``keyword_mode="openclaw-current"`` (OpenClaw 2026.9.6's keyword
@@ -406,6 +455,12 @@ def current_arrays(pos: np.ndarray, hits: Sequence[Sequence[Any]]) -> dict[str, 
 
 
 Row = tuple[list[int], list[float], list[float], list[int], list[int]]
+
+
+# The arrays a keyword leg adds to ``CandidateSet.extra`` from its hits, by leg name.
+KEYWORD_LEG_ARRAYS: Mapping[str, Callable[[np.ndarray, Sequence[Sequence[Any]]], dict]] = (
+    MappingProxyType({"openclaw-current": current_arrays})
+)
 
 
 def pad_rows(rows: Sequence[Row]) -> tuple[np.ndarray, ...]:

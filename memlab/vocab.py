@@ -18,7 +18,7 @@ FTS_TOKENIZE: dict[str, str] = {
 FTS_TOKENIZERS: tuple[str, ...] = tuple(FTS_TOKENIZE)
 # The FTS tokenizers OpenClaw 2026.9.6 offers (store.fts.tokenizer; memlab.openclaw_current).
 OPENCLAW_CURRENT_TOKENIZERS: tuple[str, ...] = ("unicode61", "trigram")
-# memory.search.multimodal.modalities of release 2026.9.6 (memlab.openclaw_current.config).
+# memory.search.multimodal.modalities of release 2026.9.6 (memlab.config.release).
 MULTIMODAL_MODALITIES: tuple[str, ...] = ("image", "audio", "all")
 # Vector-leg engines (memlab.vectors): "numpy" the exact scan at memory speed; "faiss"
 # exact too; "fp16"/"sq8" quantised scans re-scored exactly; "ivf"/"hnsw" approximate.

@@ -480,3 +480,72 @@ def test_stages_declare_what_they_read() -> None:
             ):
                 bad.append(f"{s.name}: reads {st_name}[{node.slice.value!r}], not in reads")
     assert not bad, "undeclared or unknown stage reads:\n" + "\n".join(bad)
+
+
+# ------------------------------------------------------------------ the release
+RELEASE_NAMES = {"openclaw-current", "openclaw-2026.9"}
+RELEASE_CODE = ("memlab.openclaw_current", "memlab.tools.release")
+# Where the release may be named in a branch or its code imported: its own functions,
+# its stages and presets, and the one owner of each choice made by name (the tools per
+# memory-file rule, the keyword legs, the config readers, the file rules, the chunkers).
+RELEASE_OWNERS = (
+    "memlab.openclaw_current*",
+    "memlab.stages*",
+    "memlab.presets",
+    "memlab.tools.release",
+    "memlab.tools.variants",
+    "memlab.candidates",
+    "memlab.config*",
+    "memlab.store.filerules",
+    "memlab.chunking*",
+)
+
+
+def release_branches(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of each comparison with a release name and each import of the
+    release's code in ``tree``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for v in (node.left, *node.comparators):
+                items = v.elts if isinstance(v, ast.Tuple | ast.List | ast.Set) else [v]
+                if any(isinstance(c, ast.Constant) and c.value in RELEASE_NAMES for c in items):
+                    out.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            if any(n.startswith(RELEASE_CODE) for n in names):
+                out.append((node.lineno, f"from {node.module} import ..."))
+        elif isinstance(node, ast.Import) and any(
+            a.name.startswith(RELEASE_CODE) for a in node.names
+        ):
+            out.append((node.lineno, "import " + ", ".join(a.name for a in node.names)))
+    return sorted(out)
+
+
+def test_no_release_branch_outside_its_stages_and_presets() -> None:
+    """The 2026.9.6 release is presets and stages of the one engine: outside the modules
+    that own a choice by name (RELEASE_OWNERS), no module compares a value with a release
+    name or imports the release's code; the command line and the server ask the owners
+    (memlab.tools.variants, memlab.config.load, memlab.store.filerules)."""
+    bad = []
+    for name, path in MODULES.items():
+        owned = any(
+            name.startswith(o[:-1]) if o.endswith("*") else name == o for o in RELEASE_OWNERS
+        )
+        if owned:
+            continue
+        for line, what in release_branches(ast.parse(path.read_text(encoding="utf-8"))):
+            bad.append(f"{path.relative_to(REPO)}:{line}: {what}")
+    assert not bad, "release branches outside its stages and presets:\n" + "\n".join(bad)
+
+
+def test_the_release_branch_check_sees_a_branch() -> None:
+    """The check above is not vacuous: it finds a comparison, a tuple membership and an
+    import of the release's code."""
+    src = (
+        "if p.memory_files == 'openclaw-2026.9': pass\n"
+        "if mode in ('and', 'openclaw-current'): pass\n"
+        "from memlab.tools import release\n"
+        "import memlab.openclaw_current.ranking\n"
+    )
+    assert [line for line, _ in release_branches(ast.parse(src))] == [1, 2, 3, 4]

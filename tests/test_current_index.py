@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from memlab.chunking import ChunkerConfig
+from memlab.chunking.annotations import INVALID_PROJECT_KEY
 from memlab.eval.merge import merge_tables
 from memlab.openclaw_current import chunk_markdown, list_memory_files, parse_annotations
-from memlab.openclaw_current.annotations import INVALID_PROJECT_KEY
 from memlab.pipeline import Pipeline
 from memlab.store import MemoryIndex
 from memlab.workspace import discover_memory_files

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memlab.chunking.annotations import INVALID_PROJECT_KEY
 from memlab.embed import HashingEmbedder
 from memlab.openclaw_current import (
     build_fts_query,
@@ -20,7 +21,6 @@ from memlab.openclaw_current import (
     importance_multiplier,
     rank_hits,
 )
-from memlab.openclaw_current.annotations import INVALID_PROJECT_KEY
 from memlab.pipeline.explain import explain
 from memlab.presets import PRESETS, preset
 from memlab.store import MemoryIndex

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memlab.openclaw_current.config import (
+from memlab.config.release import (
     FIXED,
     agent_store_path,
     config_shape,

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.openclaw_current.chunks import (
+from memlab.chunking.release import (
     INVALID_PROJECT_KEY,
     chunk_markdown,
     chunk_text,
@@ -25,8 +25,8 @@ from memlab.openclaw_current.chunks import (
     split_curated_entries,
     strip_annotations,
 )
-from memlab.openclaw_current.files import classify_memory_path, glob_match, list_memory_files
 from memlab.openclaw_current.triggers import TriggerEntry, trigger_context, trigger_matches
+from memlab.store.release_files import classify_memory_path, glob_match, list_memory_files
 
 # --- §2 weights ---------------------------------------------------------------------------
 

@@ -272,8 +272,8 @@ def test_the_release_as_a_user_runs_it(tmp_path: Path, monkeypatch) -> None:  # 
 # ----------------------------------------------------------------- §3/§11 snippets
 def test_release_snippets_are_the_first_700_utf16_units(tmp_path: Path) -> None:
     from memlab.embed import resolve_embedder
-    from memlab.openclaw_current import tools as rt
     from memlab.store import MemoryIndex
+    from memlab.tools import release as rt
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

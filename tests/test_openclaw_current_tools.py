@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from memlab.openclaw_current import tools as rt
 from memlab.tools import SearchArgumentError
 from memlab.tools import memory_get as legacy_get
+from memlab.tools import release as rt
 from tests.conftest import cli
 
 DIST = Path(os.environ.get("OPENCLAW_DIST", "/tmp/package/dist"))
@@ -267,10 +267,12 @@ def test_release_search_corpus_and_failures(index: Any) -> None:
 
 def test_switch_follows_the_system() -> None:
     from memlab.presets import preset
+    from memlab.tools.variants import tool_variant
 
-    assert rt.system_rules(preset("openclaw")) == "openclaw-2026.4"
-    assert not rt.is_release(preset("openclaw-latest")) and not rt.is_release(None)
-    assert rt.is_release(current_preset())
+    assert tool_variant(preset("openclaw")).rules == "openclaw-2026.4"
+    assert tool_variant(preset("openclaw-latest")).search is tool_variant(None).search
+    assert tool_variant(current_preset()).search is rt.memory_search
+    assert tool_variant("openclaw-2026.9").get_corpora == ("memory", "wiki", "all")
     assert rt.citation("memory/a.md", 5, 7) == "memory/a.md#L5-L7"  # spec §11
     from memlab.tools import get_root_file_allowed
 
@@ -325,8 +327,12 @@ def test_cli_search_json_release(ws: Path, tmp_path: Path, monkeypatch: pytest.M
     ]
     code, out, _ = cli(*base, "--min-score", "0")  # 2026-04: the old shape, no corpus
     assert code == 0 and "corpus" not in json.loads(out)["results"][0]
-    code, _, err = cli(*base, "--corpus", "memory")
-    assert code == 2 and "--preset openclaw-current" in err
+    # 2026-04: the corpora the MCP server takes too (memory, sessions, all) filter by source
+    code, out, err = cli(*base, "--min-score", "0", "--corpus", "memory")
+    res = json.loads(out)
+    assert code == 0 and res["results"] and {r["source"] for r in res["results"]} == {"memory"}
+    code, _, err = cli(*base, "--corpus", "wiki")  # the release's corpus only
+    assert code == 2 and "openclaw-current" in err and "takes memory, sessions, all" in err
 
 
 # ------------------------------------------------------------------ MCP server

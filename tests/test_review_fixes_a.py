@@ -181,8 +181,8 @@ def test_get_root_files_cover_exactly_the_memory_file_rules() -> None:
 
 def test_modalities_and_utf16_len_live_in_one_place() -> None:
     from memlab import textquery, vocab
-    from memlab.openclaw_current import tools as current_tools
-    from memlab.openclaw_current.config import check_search_keys
+    from memlab.config.release import check_search_keys
+    from memlab.tools import release as current_tools
 
     assert current_tools.utf16_len is textquery.utf16_len
     assert textquery.utf16_len("a😀") == 3

@@ -31,6 +31,7 @@ def chunk_by_rule(args: argparse.Namespace) -> int:
         chunk_annotations,
         chunk_file,
         discover_files,
+        estimate_chars_for,
         stores_annotations,
     )
     from memlab.workspace import MemoryFile, MemoryFileError, read_memory_file, resolve_workspace
@@ -45,10 +46,7 @@ def chunk_by_rule(args: argparse.Namespace) -> int:
         files = [MemoryFile(path.name, path, "memory")]
     chunker = ChunkerConfig(args.chunker, args.tokens, args.overlap)  # 2026.4 only
     annotated = stores_annotations(rule)
-    if annotated:  # the release's weights (CJK counted as it counts them)
-        from memlab.openclaw_current.chunks import estimate_chars
-    else:
-        from memlab.chunking import estimate_chars
+    estimate_chars = estimate_chars_for(rule)
     rows: list[dict[str, Any]] = []
     texts: list[tuple[str, int, int, str]] = []
     for f in files:

@@ -251,17 +251,18 @@ def format_table(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
 def load_config(args: argparse.Namespace) -> Any:
     """The OpenClaw settings of ``--config`` (with ``--agent``'s override), else the defaults.
 
-    A file with ``memory.search`` (OpenClaw 2026.9.6's layout) is read by
-    ``memlab.openclaw_current.config.load_current_config`` and returned as its
-    ``CurrentSearchConfig``; any other by ``memlab.config.load_openclaw_config`` (2026-04),
-    with a note on stderr of how the release's doctor migrates ``agents.defaults.memorySearch``.
+    Either layout (``memlab.config.load.load_search_config``): a file with
+    ``memory.search`` (OpenClaw 2026.9.6) gives its ``CurrentSearchConfig``, any other a
+    ``MemorySearchConfig`` (2026-04), with a note on stderr of how the release's doctor
+    migrates ``agents.defaults.memorySearch``.
 
     Usage errors (exit 2): ``--agent`` without ``--config``, an empty ``--config``
     or ``--agent``, and, when no ``--embedder`` overrides the config's provider,
     a provider memlab cannot build (``config.provider_problem``: e.g. ``openai``
     without ``memorySearch.remote.baseUrl``), each named with the file and key.
     """
-    from memlab.config import MemorySearchConfig, load_openclaw_config, provider_problem
+    from memlab.config import MemorySearchConfig
+    from memlab.config.load import load_search_config
 
     config = getattr(args, "config", None)
     agent = getattr(args, "agent", None)
@@ -274,37 +275,11 @@ def load_config(args: argparse.Namespace) -> Any:
         )
     if config is None:
         return MemorySearchConfig()
-    from memlab.openclaw_current.config import file_shape, load_current_config
-
-    if file_shape(config) == "current":
-        # OpenClaw 2026.9.6's memory.search (strict schema): the release's own reader.
-        current = load_current_config(config, agent)
-        problem = current.provider_problem() if getattr(args, "embedder", None) is None else None
-        if problem:
-            raise CliError(problem)
-        return current
-    cfg = load_openclaw_config(config, agent)
-    legacy_config_note(config)
-    problem = provider_problem(cfg) if getattr(args, "embedder", None) is None else None
-    if problem:
-        raise CliError(f"{Path(config).expanduser()}: {problem}")
-    return cfg
-
-
-def legacy_config_note(config: str) -> None:
-    """Say on stderr, once per command, that ``config`` uses the 2026-04 layout and how
-    OpenClaw 2026.9.6's doctor migrates it (``memlab.openclaw_current.config.legacy_note``);
-    nothing for a file without ``memorySearch``."""
-    import json5
-
-    from memlab.openclaw_current.config import legacy_note
-
-    try:
-        note = legacy_note(json5.loads(Path(config).expanduser().read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return
+    check = getattr(args, "embedder", None) is None  # --embedder replaces the provider
+    cfg, note = load_search_config(config, agent, check_provider=check)
     if note:
-        print(f"memlab: note: {Path(config).expanduser()}: {note}", file=sys.stderr)
+        print(f"memlab: note: {note}", file=sys.stderr)
+    return cfg
 
 
 def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
@@ -318,16 +293,16 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     the index is used.
     """
     from memlab.config import index_options
+    from memlab.config.load import config_files_rule, index_settings
     from memlab.store import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
     embed_timeout = getattr(args, "embed_timeout", None)
     if embed_timeout is not None and not 0 < embed_timeout < float("inf"):
         raise CliError(f"--embed-timeout must be a number of seconds > 0, got {embed_timeout}")
-    mf = getattr(args, "memory_files", None)
-    if hasattr(cfg, "index_config"):  # OpenClaw 2026.9.6's settings (CurrentSearchConfig)
-        mf = mf or "openclaw-2026.9"  # the release's files, as `memlab search` picks
-        cfg = cfg.index_config()
+    # the files rule a 2026.9.6 config implies (its files, as `memlab search` picks)
+    mf = getattr(args, "memory_files", None) or config_files_rule(cfg)
+    cfg = index_settings(cfg)
     options = index_options(
         cfg,
         provider=args.embedder,

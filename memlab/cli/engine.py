@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -184,7 +183,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 + (f" (this workspace has indexes for: {', '.join(others)})" if others else "")
             )
         st = index.status()
-    from memlab.openclaw_current.config import agent_store_path, normalize_agent_id
+    from memlab.config.release import agent_store_path, normalize_agent_id
 
     # Where the release keeps this agent's index (spec §4): a path and an exists check only.
     agent = normalize_agent_id(getattr(args, "agent", None))
@@ -248,34 +247,24 @@ def cmd_get(args: argparse.Namespace) -> int:
     (OpenClaw's ``path required``, ``{text: "", path}`` for a missing file); in both
     modes a refused path, a missing file or an unreadable one is also explained on
     stderr (the rule broken, "does not exist", the read error) with exit code 2."""
-    from memlab.tools import memory_get, memory_path_refusal, resolve_memory_path
+    from memlab.tools.variants import tool_variant
 
     ws = Path(args.workspace).expanduser()
     if not ws.is_dir():
         raise CliError(f"workspace not found: {ws} (memlab get WORKSPACE PATH)")
-    if get_rules(args) == "openclaw-2026.9":
-        return release_get(args, ws)
-    if getattr(args, "corpus", None) is not None:
+    variant = tool_variant(get_rules(args))  # the tools of the preset's memory-file rule
+    corpus = getattr(args, "corpus", None)
+    if corpus is not None and corpus not in variant.get_corpora:
         raise CliError(
-            "--corpus is an argument of OpenClaw 2026.9.6's memory_get: add --preset openclaw-current"
+            f"--corpus is not an argument of the {variant.rules} memory_get"
+            " (OpenClaw 2026.9.6's memory_get takes it: add --preset openclaw-current)"
         )
-    res = memory_get(args.workspace, args.path, args.from_, args.lines, extra_paths=args.extra)
-    problem: str | None = None
-    if "error" in res:
-        refusal = memory_path_refusal(args.workspace, args.path, args.extra)
-        if res["error"] == "path required" and refusal:
-            problem = f"{args.path or repr(args.path)}: refused: {refusal}"
-        elif res["error"].startswith(("from ", "lines ")):  # name the flag, not the tool field
-            got = args.from_ if res["error"].startswith("from") else args.lines
-            problem = f"--{res['error']}, got {got}"
-        else:
-            problem = f"{res['path']}: {res['error']}"
-    elif res["text"] == "":
-        found = resolve_memory_path(args.workspace, args.path, args.extra)
-        if found is not None and not os.path.lexists(found[0]):
-            problem = (
-                f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
-            )
+    res = variant.get(
+        args.workspace, args.path, args.from_, args.lines, extra_paths=args.extra, corpus=corpus
+    )
+    problem, note = variant.get_report(
+        res, args.workspace, args.path, args.extra, args.from_, args.lines
+    )
     if args.json:
         print_json(res)
     if problem:
@@ -283,9 +272,8 @@ def cmd_get(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.json:
         return 0
-    if res["text"] == "" and args.from_ is not None:
-        # OpenClaw answers "" past the end of a file; a person is told why nothing printed.
-        print(f"memlab: note: {res['path']} has no line {args.from_}", file=sys.stderr)
+    if note:
+        print(f"memlab: note: {note}", file=sys.stderr)
     sys.stdout.write(res["text"])
     if res["text"] and not res["text"].endswith("\n"):
         sys.stdout.write("\n")
@@ -300,56 +288,12 @@ def get_rules(args: argparse.Namespace) -> str:
         from memlab.vocab import DEFAULT_MEMORY_FILES
 
         return DEFAULT_MEMORY_FILES
-    from memlab.openclaw_current.tools import system_rules
     from memlab.presets import preset
 
     try:
-        return system_rules(preset(name))
+        return preset(name).memory_files
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from exc
-
-
-def release_get(args: argparse.Namespace, ws: Path) -> int:
-    """``memlab get`` as OpenClaw 2026.9.6 answers (``memlab.openclaw_current.tools``):
-    the bounded window with its ``from=N`` notice on stdout (``--json``: the tool's JSON);
-    a refused path (the rule on stderr), a missing file, a read error or a corpus that
-    found nothing exit 2."""
-    from memlab.openclaw_current.tools import RELEASE_RULES
-    from memlab.openclaw_current.tools import memory_get as get_current
-    from memlab.tools import memory_path_refusal
-
-    res = get_current(
-        args.workspace,
-        args.path,
-        args.from_,
-        args.lines,
-        extra_paths=args.extra,
-        corpus=args.corpus,
-    )
-    if args.json:
-        print_json(res)
-    status = res.get("status")
-    problem: str | None = None
-    if status == "error" and res.get("code") == "MEMORY_PATH_NOT_ALLOWED":
-        why = memory_path_refusal(args.workspace, args.path, args.extra, rules=RELEASE_RULES)
-        problem = f"{args.path or repr(args.path)}: refused ({res['error']}): {why}"
-    elif status == "error":
-        problem = f"{res['path']}: {res['error']}"
-    elif status == "not_found":
-        problem = f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
-    elif status is None:
-        problem = res.get("warning") or f"{args.path}: nothing found"
-    if problem:
-        print(f"memlab: error: {problem}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.json:
-        return 0
-    if res["text"] == "":
-        print(f"memlab: note: {res['path']} has no line {res['from']}", file=sys.stderr)
-    sys.stdout.write(res["text"])
-    if res["text"] and not res["text"].endswith("\n"):
-        sys.stdout.write("\n")
-    return 0
 
 
 def cmd_synth(args: argparse.Namespace) -> int:

@@ -371,11 +371,11 @@ def evidence_ranks_table(ranks: Any, p: Any) -> str:
 def units_line(lab: Any, systems: list[Any]) -> str | None:
     """One line naming the systems whose file rule chunks by its own fixed chunker
     (``memlab.store.filerules.chunker_fingerprint``: release 2026.9.6's chunks of
-    ``memlab.openclaw_current.chunks.MAX_CHARS`` characters under
+    ``memlab.chunking.release.MAX_CHARS`` characters under
     ``memory_files="openclaw-2026.9"``) when the lab's unit is not OpenClaw's chunk,
     so their rows are not at the unit the table is at; None when there is none."""
+    from memlab.chunking.release import MAX_CHARS, OVERLAP_CHARS
     from memlab.eval.lab import unit_chunker
-    from memlab.openclaw_current.chunks import MAX_CHARS, OVERLAP_CHARS
     from memlab.store.filerules import chunker_fingerprint
 
     if lab.chunker == unit_chunker("chunk"):

@@ -66,8 +66,9 @@ def add_parser(sub: Any) -> None:
         "--corpus",
         choices=OPENCLAW_CURRENT_CORPORA,
         default=None,
-        help="with the 2026.9.6 release (--preset openclaw-current): memory_search's corpus"
-        " argument (plain, --explain and --json output alike)",
+        help="memory_search's corpus argument (plain, --explain and --json output alike):"
+        " memory, sessions or all keep those hits; wiki needs the 2026.9.6 release's tools"
+        " (--preset openclaw-current)",
     )
     what.add_argument(
         "--no-sync",
@@ -183,22 +184,12 @@ def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
 
     overrides = set_overrides(args)
     try:
-        if args.preset is None and hasattr(cfg, "pipeline_overrides"):
-            # OpenClaw 2026.9.6's memory.search: the release itself, with the settings it
-            # still reads (query.maxResults, query.minScore); the rest of its ranking is fixed.
-            from memlab.presets import PRESETS
-
-            if "openclaw-current" not in PRESETS:
-                raise CliError(
-                    f"{cfg.file} is an OpenClaw 2026.9.6 config (memory.search), but this"
-                    " memlab has no openclaw-current preset: choose one with --preset"
-                )
-            return preset("openclaw-current", **{**cfg.pipeline_overrides(), **overrides})
         if args.preset is None and getattr(args, "config", None):
-            # OpenClaw's own query settings (weights, maxResults, minScore, MMR, decay).
-            from memlab.presets import from_config
+            # the system the file describes (memlab.config.load.config_system): a 2026-04
+            # file's query settings, or the release itself for a memory.search file
+            from memlab.config.load import config_system
 
-            return from_config(cfg if cfg is not None else load_config(args)).replace(**overrides)
+            return config_system(cfg if cfg is not None else load_config(args), overrides)
         return preset(args.preset or "openclaw", **overrides)
     except (TypeError, ValueError) as exc:
         raise CliError(str(exc)) from exc
@@ -298,18 +289,17 @@ def cmd_search(args: argparse.Namespace) -> int:
     (``memlab.tools.search_with_fallback``) for plain, ``--explain`` and ``--json`` output,
     and ``--explain`` / ``--dropped`` accounting for every candidate
     (``memlab.pipeline.explain``)."""
-    from memlab.openclaw_current.tools import corpus_answer, in_corpus, is_release
-    from memlab.openclaw_current.tools import memory_search as release_search
     from memlab.pipeline.explain import explain
     from memlab.stages.floor import keeps_every_score
     from memlab.tools import (
         CLI_ARGUMENT_NAMES,
         SearchArgumentError,
         check_search_arguments,
+        in_corpus,
         mark_fallback,
-        memory_search,
         search_with_fallback,
     )
+    from memlab.tools.variants import tool_variant
 
     try:  # the tools' rule, with the command line's names for the arguments
         check_search_arguments(
@@ -338,19 +328,26 @@ def cmd_search(args: argparse.Namespace) -> int:
         # `searched`: the index itself, or its keyword-only index while it cannot be built
         searched, pipeline, why = _sync_for_search(index, args.no_sync, pipeline)
         corpus = getattr(args, "corpus", None)
-        if corpus is not None and not is_release(pipeline):
+        # the tools of the system's memory-file rule (memlab.tools.variants) own the corpora
+        variant = tool_variant(pipeline)
+        if corpus is not None and corpus not in variant.corpora:
             raise CliError(
-                f"--corpus is an argument of OpenClaw 2026.9.6's memory_search, but"
-                f" {pipeline.name} runs the 2026-04 rules: add --preset openclaw-current"
+                f"--corpus {corpus}: {pipeline.name} answers with the {variant.rules} tools,"
+                f" whose memory_search takes {', '.join(variant.corpora)}; " + corpus_hint(corpus)
             )
-        early = corpus_answer(searched, corpus) if corpus is not None else None
-        if args.json and (early is not None or not explaining) and is_release(pipeline):
+        try:
+            early = variant.corpus_answer(searched, corpus)
+        except SearchArgumentError as exc:
+            raise CliError(str(exc)) from None
+        if args.json and (early is not None or not explaining):
             # (with --explain too when the corpus searches nothing: no candidates to explain)
             res = mark_fallback(
-                release_search(
+                variant.search(
                     searched,
                     args.query,
-                    corpus=corpus,
+                    None,
+                    None,
+                    corpus,
                     pipeline=pipeline,
                     citations=args.citations,
                     now=now,
@@ -361,20 +358,9 @@ def cmd_search(args: argparse.Namespace) -> int:
                 print(f"memlab: note: {res['warning']}", file=sys.stderr)
             print_json(res)
             return 0
-        if args.json and not explaining:
-            res = mark_fallback(
-                memory_search(
-                    searched, args.query, pipeline=pipeline, citations=args.citations, now=now
-                ),
-                why,
-            )
-            if res.get("warning"):
-                print(f"memlab: note: {res['warning']}", file=sys.stderr)
-            print_json(res)
-            return 0
         if early is not None:
-            # plain and --explain output answer a corpus as the release's tool does
-            # (openclaw_current.tools owns the rules): wiki and a sessions corpus the
+            # plain and --explain output answer a corpus as the system's tool does
+            # (memlab.tools.variants owns the rules): wiki and a sessions corpus the
             # index does not hold search nothing; memory/sessions keep their own hits
             return _print_corpus_answer(early, args.query, pipeline.name, corpus)
         out = search_with_fallback(searched, pipeline, args.query, now=now)
@@ -440,6 +426,16 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     _print_explain(ex, p, args.dropped)
     return 0
+
+
+def corpus_hint(corpus: str) -> str:
+    """Which presets answer with tools that take ``corpus`` (``memlab.tools.variants``)."""
+    from memlab.presets import PRESETS
+    from memlab.tools.variants import TOOL_VARIANTS
+
+    rules = {v.rules for v in TOOL_VARIANTS.values() if corpus in v.corpora}
+    names = [n for n, make in PRESETS.items() if make().memory_files in rules]
+    return f"choose one of {', '.join(names)} with --preset" if names else "no preset takes it"
 
 
 def _print_corpus_answer(early: dict[str, Any], query: str, name: str, corpus: str) -> int:

@@ -1,17 +1,22 @@
 """OpenClaw as it runs in release 2026.9.6 (npm ``openclaw@2026.9.6``, commit eb377ac5), exact.
 
-The release's own functions, one per rule of ``openclaw-current.md``, so a notebook
-or a golden test can call each of them alone: ranking (§5–§9) in
-:mod:`~memlab.openclaw_current.ranking` and :mod:`~memlab.openclaw_current.hybrid`;
-discovery and trust (§1) in :mod:`~memlab.openclaw_current.files`; chunking and
-annotations (§2, §8, §9) in :mod:`~memlab.openclaw_current.chunks`; trigger recall
-(§10) in :mod:`~memlab.openclaw_current.triggers`.
+The release's own ranking functions, one per rule of ``openclaw-current.md``, so a
+notebook or a golden test can call each of them alone: ranking (§5–§9) in
+:mod:`~memlab.openclaw_current.ranking`, :mod:`~memlab.openclaw_current.mmr` and
+:mod:`~memlab.openclaw_current.hybrid` (``rank_hits``: the whole ranking, a test oracle of
+the stages); its keyword leg in :mod:`~memlab.openclaw_current.retrieval`; trigger recall
+(§10) in :mod:`~memlab.openclaw_current.triggers`. The engine runs them as stages and
+legs (``memlab.stages.current``, ``memlab.candidates.KEYWORD_LEGS``) of the
+``openclaw-current`` preset. The rest of the release sits beside its 2026-04 counterpart:
+discovery (§1) in ``memlab.store.release_files``, chunking and annotations (§2, §8, §9) in
+``memlab.chunking.release`` / ``memlab.chunking.annotations``, tools (§11) in
+``memlab.tools.release``, config in ``memlab.config.release``; this package re-exports the
+names a notebook reaches for.
 """
 
 from __future__ import annotations
 
-from memlab.fusion import bm25_rank_to_score  # the release's textScore is OpenClaw's map
-from memlab.openclaw_current.chunks import (
+from memlab.chunking.release import (
     Annotations,
     CurrentChunk,
     chunk_markdown,
@@ -20,7 +25,7 @@ from memlab.openclaw_current.chunks import (
     split_curated_entries,
     strip_annotations,
 )
-from memlab.openclaw_current.files import CurrentMemoryFile, list_memory_files
+from memlab.fusion import bm25_rank_to_score  # the release's textScore is OpenClaw's map
 from memlab.openclaw_current.hybrid import rank_hits
 from memlab.openclaw_current.ranking import (
     build_fts_query,
@@ -42,6 +47,7 @@ from memlab.openclaw_current.triggers import (
     trigger_context,
     trigger_matches,
 )
+from memlab.store.release_files import CurrentMemoryFile, list_memory_files
 
 __all__ = [
     "Annotations",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memlab.openclaw_current.annotations import js_trim
+from memlab.chunking.annotations import js_trim
 from memlab.openclaw_current.ranking import MMR_CJK_CLASS, MMR_LAMBDA, mmr_rerank
 
 __all__ = ["MmrTokenCache", "mmr_jaccard_matrix", "mmr_rerank_order", "mmr_tokens_fast"]

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memlab.openclaw_current.annotations import INVALID_PROJECT_KEY, JS_SPACE, js_trim
+from memlab.chunking.annotations import INVALID_PROJECT_KEY, JS_SPACE, js_trim
 from memlab.openclaw_current.stopwords import ALL_STOP_WORDS, KO_TRAILING_PARTICLES, STOP_WORDS
 from memlab.textquery import utf16_len
 from memlab.vocab import OPENCLAW_CURRENT_TOKENIZERS

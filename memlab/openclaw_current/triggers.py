@@ -16,9 +16,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from memlab.openclaw_current.annotations import INVALID_PROJECT_KEY
-from memlab.openclaw_current.chunks import chunk_markdown, js_trim, strip_annotations, utf16_prefix
-from memlab.openclaw_current.files import list_memory_files
+from memlab.chunking.annotations import INVALID_PROJECT_KEY
+from memlab.chunking.release import chunk_markdown, js_trim, strip_annotations, utf16_prefix
+from memlab.store.release_files import list_memory_files
 from memlab.textquery import utf16_len
 
 __all__ = [

@@ -26,8 +26,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from memlab.vocab import MCP_CORPORA
-
 if TYPE_CHECKING:
     from memlab.pipeline import Pipeline
     from memlab.store import MemoryIndex, SyncReport
@@ -199,54 +197,27 @@ class MemoryService:
         argument (another corpus, an empty query, ``maxResults`` below 1 …:
         ``memlab.tools.check_search_arguments``) raises ``SearchArgumentError``, which the
         tool answers with the protocol's error result. Stale files (changed since the last sync) add
-        a ``warning``; the search does not wait for their sync. A release system
-        (``memory_files`` ``openclaw-2026.9``) answers with OpenClaw 2026.9.6's shapes and
-        corpora (``memlab.openclaw_current.tools.memory_search``).
+        a ``warning``; the search does not wait for their sync. The tools of the system's
+        memory-file rule answer (``memlab.tools.variants``): a release system
+        (``openclaw-2026.9``) with OpenClaw 2026.9.6's shapes and corpora.
         """
-        from memlab.openclaw_current.tools import is_release
-        from memlab.openclaw_current.tools import memory_search as release_search
-        from memlab.tools import SearchArgumentError, check_search_arguments, memory_search
+        from memlab.tools.variants import tool_variant
 
-        if is_release(self.pipeline):
-            with self.lock:
-                index, pipeline, why = self.serving()
-                res = release_search(
-                    index,
-                    query,
-                    maxResults,
-                    minScore,
-                    corpus,
-                    pipeline=pipeline,
-                    citations=self.citations,
-                )
-                stale = self.stale_files() if "provider" in res and why is None else []
-            return self.with_stale(self.with_why(res, why), stale)
-
-        check_search_arguments(query, maxResults, minScore)
-        if corpus is not None and corpus not in MCP_CORPORA:
-            raise SearchArgumentError(
-                "corpus", f"corpus must be one of {', '.join(MCP_CORPORA)}, got {corpus!r}"
-            )
+        variant = tool_variant(self.pipeline)
         with self.lock:
             index, pipeline, why = self.serving()
-            res = self.with_why(
-                memory_search(
-                    index,
-                    query,
-                    maxResults,
-                    minScore,
-                    pipeline=pipeline,
-                    citations=self.citations,
-                ),
-                why,
+            res = variant.search(
+                index,
+                query,
+                maxResults,
+                minScore,
+                corpus,
+                pipeline=pipeline,
+                citations=self.citations,
             )
-            stale = self.stale_files() if not res.get("unavailable") and why is None else []
-        if corpus in ("memory", "sessions"):
-            if corpus not in self.reader.sources:
-                note = f"this index does not cover {corpus} (sources: {', '.join(self.reader.sources)})"
-                res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
-            res["results"] = [r for r in res["results"] if r.get("source") == corpus]
-        return self.with_stale(res, stale)
+            # a real search ran (not a corpus answered without one, not an outage)
+            stale = self.stale_files() if "provider" in res and why is None else []
+        return self.with_stale(self.with_why(res, why), stale)
 
     def serving(self) -> tuple[MemoryIndex, Pipeline, str | None]:
         """The index and system that answer a search now, and why they are not the usual
@@ -327,28 +298,20 @@ class MemoryService:
         corpus: str | None = None,
     ) -> dict[str, Any]:
         """``memory_get``: ``memlab.tools.memory_get`` with the index's extra paths (the
-        same rules as ``memlab get``; a refusal is logged on stderr with the rule); for a
-        release system ``memlab.openclaw_current.tools.memory_get`` (window, ``status``,
-        ``corpus``)."""
-        from memlab.openclaw_current.tools import RELEASE_RULES, is_release
-        from memlab.openclaw_current.tools import memory_get as release_get
+        same rules as ``memlab get``; a refusal is logged on stderr with the rule): the tool
+        of the system's memory-file rule (``memlab.tools.variants``; a release system's
+        reads a window and answers with a ``status`` and its ``corpus``)."""
         from memlab.store.filerules import extra_path_names
-        from memlab.tools import memory_get, memory_path_refusal
+        from memlab.tools import memory_path_refusal
+        from memlab.tools.variants import tool_variant
 
+        variant = tool_variant(self.pipeline)
         extra = extra_path_names(self.reader.extra_paths)
-        if is_release(self.pipeline):
-            res = release_get(
-                self.reader.workspace, path, from_, lines, extra_paths=extra, corpus=corpus
-            )
-            if res.get("code") == "MEMORY_PATH_NOT_ALLOWED":
-                why = memory_path_refusal(self.reader.workspace, path, extra, rules=RELEASE_RULES)
-                print(
-                    f"memlab mcp: memory_get {path!r} refused: {why}", file=sys.stderr, flush=True
-                )
-            return res
-        res = memory_get(self.reader.workspace, path, from_, lines, extra_paths=extra)
-        if res.get("error") == "path required":
-            why = memory_path_refusal(self.reader.workspace, path, extra)
+        res = variant.get(
+            self.reader.workspace, path, from_, lines, extra_paths=extra, corpus=corpus
+        )
+        if variant.refused(res):
+            why = memory_path_refusal(self.reader.workspace, path, extra, rules=variant.rules)
             print(f"memlab mcp: memory_get {path!r} refused: {why}", file=sys.stderr, flush=True)
         return res
 

@@ -63,10 +63,10 @@ def build_server(
     from mcp.server.mcpserver.exceptions import ToolError
 
     from memlab import __version__
-    from memlab.openclaw_current.tools import is_release
     from memlab.tools import SearchArgumentError
+    from memlab.tools.variants import tool_variant
 
-    release = is_release(service.pipeline)
+    get_corpora = tool_variant(service.pipeline).get_corpora
     auth: dict[str, Any] = {}
     if token:
         from mcp.server.auth.settings import AuthSettings
@@ -119,7 +119,7 @@ def build_server(
             # OpenClaw 2026.9.6's memory_get also takes a corpus (the 2026-04 tool does not).
             *(
                 [inspect.Parameter("corpus", KW, default=None, annotation=GET_CORPUS)]
-                if release
+                if get_corpora
                 else []
             ),
         ],

@@ -5,10 +5,10 @@ A rule (``memlab.vocab.MEMORY_FILE_RULES``) is a property of the system being ru
 - ``"openclaw-2026.4"`` (the default): OpenClaw as pinned 2026-04-13 —
   ``memlab.workspace.discover_memory_files`` and the index's ``ChunkerConfig``.
 - ``"openclaw-2026.9"``: release 2026.9.6 (spec ``openclaw-current.md`` §1, §2, §8, §9) —
-  ``memlab.openclaw_current.files.list_memory_files`` (root ``MEMORY.md``, root
+  ``memlab.store.release_files.list_memory_files`` (root ``MEMORY.md``, root
   ``USER.md``, ``memory/**/*.md`` without ``.openclaw-repair``, extra paths; root
   ``memory.md`` and ``DREAMS.md`` not memory) and its fixed chunker
-  ``memlab.openclaw_current.chunks.chunk_markdown`` (annotations stripped, per-entry
+  ``memlab.chunking.release.chunk_markdown`` (annotations stripped, per-entry
   blocks for ``MEMORY.md``/``USER.md``, chunking version in the fingerprint), each chunk
   carrying the annotations the release reads from its original lines. The index's
   ``ChunkerConfig`` is not used: the release's chunking is fixed (400/80).
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +41,7 @@ __all__ = [
     "chunk_file",
     "chunker_fingerprint",
     "discover_files",
+    "estimate_chars_for",
     "extra_path_names",
     "identity_tag",
     "normalize_extra_entries",
@@ -67,6 +68,19 @@ def check_memory_files(value: object, name: str = "memory_files") -> str:
     if not isinstance(value, str) or value not in MEMORY_FILE_RULES:
         raise ValueError(f"{name} must be one of {', '.join(MEMORY_FILE_RULES)}; got {value!r}")
     return value
+
+
+def estimate_chars_for(rule: str) -> Callable[[str], int]:
+    """The weight (characters) a rule's chunker counts a text as: the release's (CJK
+    counted as it counts them: ``memlab.chunking.release.estimate_chars``) for the 2026.9
+    rule, ``memlab.chunking.estimate_chars`` otherwise."""
+    if rule == CURRENT:
+        from memlab.chunking.release import estimate_chars as current_chars
+
+        return current_chars
+    from memlab.chunking import estimate_chars
+
+    return estimate_chars
 
 
 def stores_annotations(rule: str) -> bool:
@@ -116,7 +130,7 @@ def discover_files(
 
     if check_memory_files(rule) != CURRENT:
         return discover_memory_files(workspace, extra_path_names(extra_paths))
-    from memlab.openclaw_current.files import list_memory_files
+    from memlab.store.release_files import list_memory_files
 
     return [
         MemoryFile(f.path, f.abspath, "memory") for f in list_memory_files(workspace, extra_paths)
@@ -132,7 +146,7 @@ def chunk_file(rule: str, chunker: ChunkerConfig, f: MemoryFile, text: str) -> l
     """
     if rule != CURRENT:
         return chunker.chunk(text)
-    from memlab.openclaw_current.chunks import chunk_markdown
+    from memlab.chunking.release import chunk_markdown
 
     memory = f.source == "memory"
     return [
@@ -172,7 +186,7 @@ def chunker_fingerprint(rule: str, chunker: ChunkerConfig) -> str:
     ``"openclaw-2026.9:v5"`` with the release's ``CHUNKING_VERSION`` (2026.9)."""
     if rule != CURRENT:
         return chunker.fingerprint()
-    from memlab.openclaw_current.chunks import CHUNKING_VERSION
+    from memlab.chunking.release import CHUNKING_VERSION
 
     return f"{CURRENT}:v{CHUNKING_VERSION}"
 
@@ -183,7 +197,7 @@ def identity_tag(rule: str) -> str:
     new chunking version of the release names a new file."""
     if rule != CURRENT:
         return ""
-    from memlab.openclaw_current.chunks import CHUNKING_VERSION
+    from memlab.chunking.release import CHUNKING_VERSION
 
     h = hashlib.sha256(f"{CURRENT}:v{CHUNKING_VERSION}".encode()).hexdigest()[:6]
     return f"-oc2026.9-{h}"

@@ -51,7 +51,7 @@ class ChunkTable:
     # concatenated (a lab's groups): int64 [N], or None for one index. Chunks of two
     # segments are never neighbours, even when their paths are equal.
     segments: np.ndarray | None = None
-    # Recall annotations of the 2026.9 release (``memlab.openclaw_current.annotations``),
+    # Recall annotations of the 2026.9 release (``memlab.chunking.annotations``),
     # stored per chunk by an index built with that release's chunker: ``importance``
     # float64 [N] (NaN = none), ``project_keys`` object [N] (None = none, the release's
     # invalid marker = malformed), ``triggers`` object [N] ("a; b" or None). None = this

@@ -1,6 +1,6 @@
 // Runs the published openclaw@2026.9.6 package's memory_get window (read-file-shared.ts,
 // buildMemoryReadResult) under node for memlab's differential test of
-// memlab.openclaw_current.tools.read_window. Usage: node HARNESS DIST < cases.json
+// memlab.tools.release.read_window. Usage: node HARNESS DIST < cases.json
 // cases.json = [{content, relPath, from?, lines?, maxChars?, suggestReadFallback?}, ...];
 // prints a JSON list of results. The region is read as text from the release's module
 // and evaluated with the two helpers it uses, imported from the release's own small modules.

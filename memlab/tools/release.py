@@ -6,9 +6,9 @@
 lines, 12,000 UTF-16 units by default) with a ``from=N`` continuation notice, opens
 ``USER.md`` and refuses root ``memory.md``, and answers with a ``status``.
 
-Which rules apply is a property of the system being run: :func:`system_rules` reads the
-pipeline's ``memory_files`` (``vocab.MEMORY_FILE_RULES``); ``openclaw-2026.9`` takes the
-functions here, anything else the 2026-04 ones of :mod:`memlab.tools` (unchanged). Which
+Which rules apply is a property of the system being run: ``memlab.tools.variants`` reads
+the pipeline's ``memory_files`` (``vocab.MEMORY_FILE_RULES``); ``openclaw-2026.9`` takes
+the functions here, anything else the 2026-04 ones of :mod:`memlab.tools` (unchanged). Which
 files ``memory_get`` may open has one owner, ``memlab.tools.get_root_file_allowed``.
 memlab registers no compiled-wiki supplements, so ``wiki`` is always "not registered",
 as the release reports it when no plugin supplies one.
@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memlab.openclaw_current.annotations import strip_annotations
-from memlab.openclaw_current.chunks import utf16_prefix
+from memlab.chunking.annotations import strip_annotations
+from memlab.chunking.release import utf16_prefix
 from memlab.rerank import snippet as make_snippet
 from memlab.textquery import utf16_len
 from memlab.tools import (
@@ -29,6 +30,8 @@ from memlab.tools import (
     answer_fields,
     check_search_arguments,
     citation,
+    in_corpus,
+    memory_path_refusal,
     resolve_memory_path,
     search_with_fallback,
     unavailable,
@@ -47,16 +50,13 @@ __all__ = [
     "RELEASE_RULES",
     "continuation_notice",
     "corpus_answer",
-    "in_corpus",
-    "is_release",
+    "get_report",
     "memory_get",
     "memory_search",
     "read_window",
-    "system_rules",
 ]
 
 RELEASE_RULES = "openclaw-2026.9"
-LEGACY_RULES = "openclaw-2026.4"
 DEFAULT_GET_LINES = 120
 DEFAULT_GET_MAX_CHARS = 12_000
 SNIPPET_CHARS = 700
@@ -66,17 +66,6 @@ READ_FAILED_CODE = "MEMORY_READ_FAILED"
 WIKI_NOT_REGISTERED = "Wiki corpus is not registered; results do not cover that requested corpus."
 # The release's names of the three ranking modes (Pipeline.mode: hybrid / vector / keyword).
 MODES = {"hybrid": "hybrid", "vector": "vector-only", "keyword": "keyword-only"}
-
-
-def system_rules(pipeline: Pipeline | None) -> str:
-    """The memory-file rules a system runs under: its ``memory_files`` parameter
-    (``openclaw-2026.4`` when the pipeline has none, or for ``None``)."""
-    return getattr(pipeline, "memory_files", None) or LEGACY_RULES
-
-
-def is_release(pipeline: Pipeline | None) -> bool:
-    """True when ``pipeline`` is OpenClaw 2026.9.6 (``memory_files == "openclaw-2026.9"``)."""
-    return system_rules(pipeline) == RELEASE_RULES
 
 
 def continuation_notice(next_from: int | None, suggest_read: bool = False) -> str:
@@ -272,13 +261,6 @@ def corpus_answer(index: MemoryIndex, corpus: str | None) -> dict[str, Any] | No
     return None
 
 
-def in_corpus(corpus: str | None, source: str) -> bool:
-    """Whether a hit of ``source`` (``memory``/``sessions``) is kept for ``corpus``: ``memory``
-    and ``sessions`` keep their own source only; None and ``all`` keep every hit. The filter
-    runs after the ranking, so a corpus can return fewer than maxResults hits."""
-    return corpus not in ("memory", "sessions") or source == corpus
-
-
 def memory_search(
     index: MemoryIndex,
     query: str,
@@ -370,3 +352,34 @@ def memory_search(
     if outcome.notice is not None:
         out["warning"] = outcome.notice
     return out
+
+
+def get_report(
+    res: dict[str, Any],
+    workspace: str | os.PathLike[str],
+    path: str,
+    extra_paths: Sequence[str | os.PathLike[str]],
+    from_: int | None,
+    lines: int | None,
+) -> tuple[str | None, str | None]:
+    """What a person reads of a release ``memory_get`` answer (``memlab get``): ``(problem,
+    note)``. Problem: a refused path with the rule it broke (``memory_path_refusal`` under
+    the release's rules), an error status, a file that does not exist, a corpus that found
+    nothing; None when the text is the answer. Note: why nothing printed past a file's
+    end (the window's ``from``)."""
+    ws = Path(workspace).expanduser()
+    status = res.get("status")
+    problem: str | None = None
+    if status == "error" and res.get("code") == NOT_ALLOWED_CODE:
+        why = memory_path_refusal(workspace, path, extra_paths, rules=RELEASE_RULES)
+        problem = f"{path or repr(path)}: refused ({res['error']}): {why}"
+    elif status == "error":
+        problem = f"{res['path']}: {res['error']}"
+    elif status == "not_found":
+        problem = f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
+    elif status is None:
+        problem = res.get("warning") or f"{path}: nothing found"
+    note = None
+    if problem is None and res["text"] == "":
+        note = f"{res['path']} has no line {res['from']}"
+    return problem, note

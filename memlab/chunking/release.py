@@ -7,7 +7,7 @@ piece emits the chunk and carries at most ``min(320, 1600 − cost)`` of its tai
 or the weighted tail of the nearest one. ``MEMORY.md``/``USER.md`` are cut per block (a
 ``- `` entry or a ``#`` heading), never across blocks, and entry chunks keep the entry's span.
 ``chunk_markdown`` strips the annotation comments first and annotates each chunk from the
-original lines of its span (``memlab.openclaw_current.annotations``).
+original lines of its span (``memlab.chunking.annotations``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memlab.chunking.common import chunk_hash
-from memlab.openclaw_current.annotations import (
+from memlab.chunking.annotations import (
     INVALID_PROJECT_KEY,
     JS_SPACE,
     Annotations,
@@ -24,6 +23,7 @@ from memlab.openclaw_current.annotations import (
     parse_annotations,
     strip_annotations,
 )
+from memlab.chunking.common import chunk_hash
 from memlab.textquery import utf16_len
 
 __all__ = [

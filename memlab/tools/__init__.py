@@ -2,7 +2,10 @@
 
 Both return plain dicts ready for ``json.dumps``; failures come back as error
 payloads, never as exceptions, because an agent's tool call must always get
-an answer it can read.
+an answer it can read. This module answers as OpenClaw 2026-04 does (with memlab's
+``corpus`` filter for the MCP server: ``search_corpus``); ``memlab.tools.release`` as
+release 2026.9.6 does; ``memlab.tools.variants`` picks one by the system's memory-file
+rule, so the command line and the server hold no branch of their own.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.rerank import snippet as make_snippet
-from memlab.vocab import CITATION_MODES, DEFAULT_MEMORY_FILES, MEMORY_FILE_RULES
+from memlab.vocab import CITATION_MODES, DEFAULT_MEMORY_FILES, MCP_CORPORA, MEMORY_FILE_RULES
 from memlab.workspace import MemoryFileError, read_memory_file
 
 if TYPE_CHECKING:
@@ -34,9 +37,11 @@ GET_ROOT_FILES_BY_RULES: dict[str, tuple[str, ...]] = {
     "openclaw-2026.4": GET_ROOT_FILES,
     "openclaw-2026.9": ("MEMORY.md", "USER.md", "dreams.md"),
 }
+# Of those, the ones a rule opens in any case (lower-cased): release 2026.9.6's dreams.md.
+GET_ROOT_FILES_ANY_CASE: dict[str, tuple[str, ...]] = {"openclaw-2026.9": ("dreams.md",)}
 if set(GET_ROOT_FILES_BY_RULES) != set(MEMORY_FILE_RULES):  # a new rule needs its root files
     raise RuntimeError(
-        f"memlab/tools.py GET_ROOT_FILES_BY_RULES keys {sorted(GET_ROOT_FILES_BY_RULES)} "
+        f"memlab/tools/__init__.py GET_ROOT_FILES_BY_RULES keys {sorted(GET_ROOT_FILES_BY_RULES)} "
         f"must be vocab.MEMORY_FILE_RULES: {', '.join(MEMORY_FILE_RULES)}"
     )
 PATH_REQUIRED = "path required"
@@ -153,6 +158,45 @@ def memory_search(
     if outcome.notice is not None:
         out["warning"] = outcome.notice
     return out
+
+
+def search_corpus(
+    index: MemoryIndex,
+    query: str,
+    maxResults: int | None = None,
+    minScore: float | None = None,
+    corpus: str | None = None,
+    *,
+    pipeline: Pipeline | None = None,
+    citations: str = "auto",
+    now: float | None = None,
+) -> dict[str, Any]:
+    """``memory_search`` with memlab's ``corpus`` argument (``vocab.MCP_CORPORA``):
+    ``memory`` / ``sessions`` keep the results of that source only (``in_corpus``, after
+    selection, so fewer than ``maxResults`` may come back from an index holding both; an
+    index without that source adds a ``warning`` saying so); ``all`` or None keep every
+    source. Another corpus raises ``SearchArgumentError``, as a bad argument does."""
+    check_search_arguments(query, maxResults, minScore)
+    if corpus is not None and corpus not in MCP_CORPORA:
+        raise SearchArgumentError(
+            "corpus", f"corpus must be one of {', '.join(MCP_CORPORA)}, got {corpus!r}"
+        )
+    res = memory_search(
+        index, query, maxResults, minScore, pipeline=pipeline, citations=citations, now=now
+    )
+    if corpus in ("memory", "sessions"):
+        if corpus not in index.sources:
+            note = f"this index does not cover {corpus} (sources: {', '.join(index.sources)})"
+            res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
+        res["results"] = [r for r in res["results"] if in_corpus(corpus, r.get("source", ""))]
+    return res
+
+
+def in_corpus(corpus: str | None, source: str) -> bool:
+    """Whether a hit of ``source`` (``memory``/``sessions``) is kept for ``corpus``: ``memory``
+    and ``sessions`` keep their own source only; None and ``all`` keep every hit. The filter
+    runs after the ranking, so a corpus can return fewer than maxResults hits."""
+    return corpus not in ("memory", "sessions") or source == corpus
 
 
 def with_limits(pipeline: Pipeline, maxResults: int | None, minScore: float | None) -> Pipeline:
@@ -440,9 +484,9 @@ def get_root_file_allowed(name: str, rules: str = DEFAULT_MEMORY_FILES) -> bool:
         raise ValueError(
             f"memory_files must be one of {', '.join(GET_ROOT_FILES_BY_RULES)}, got {rules!r}"
         )
-    if rules == "openclaw-2026.9":
-        return name in ("MEMORY.md", "USER.md") or name.lower() == "dreams.md"
-    return name in GET_ROOT_FILES_BY_RULES[rules]
+    return name in GET_ROOT_FILES_BY_RULES[rules] or name.lower() in GET_ROOT_FILES_ANY_CASE.get(
+        rules, ()
+    )
 
 
 def _has_symlink(root: Path, parts: tuple[str, ...]) -> bool:
@@ -490,3 +534,39 @@ def memory_get(
     start = (from_ or 1) - 1
     end = len(all_lines) if lines is None else start + lines
     return {"text": "\n".join(all_lines[start:end]), "path": display}
+
+
+def get_report(
+    res: dict[str, Any],
+    workspace: str | os.PathLike[str],
+    path: str,
+    extra_paths: Sequence[str | os.PathLike[str]],
+    from_: int | None,
+    lines: int | None,
+) -> tuple[str | None, str | None]:
+    """What a person reads of a ``memory_get`` answer (``memlab get``): ``(problem,
+    note)``. Problem: a refused path with the rule it broke (``memory_path_refusal``), a
+    bad ``--from``/``--lines`` (named as the flag), a read error, a file that does not
+    exist; None when the text is the answer. Note: why nothing printed past a file's end."""
+    ws = Path(workspace).expanduser()
+    problem: str | None = None
+    if "error" in res:
+        refusal = memory_path_refusal(workspace, path, extra_paths)
+        if res["error"] == PATH_REQUIRED and refusal:
+            problem = f"{path or repr(path)}: refused: {refusal}"
+        elif res["error"].startswith(("from ", "lines ")):  # name the flag, not the tool field
+            got = from_ if res["error"].startswith("from") else lines
+            problem = f"--{res['error']}, got {got}"
+        else:
+            problem = f"{res['path']}: {res['error']}"
+    elif res["text"] == "":
+        found = resolve_memory_path(workspace, path, extra_paths)
+        if found is not None and not os.path.lexists(found[0]):
+            problem = (
+                f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
+            )
+    note = None
+    if problem is None and res["text"] == "" and from_ is not None:
+        # OpenClaw answers "" past the end of a file; a person is told why nothing printed.
+        note = f"{res['path']} has no line {from_}"
+    return problem, note
