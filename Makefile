@@ -25,7 +25,7 @@ demo: setup
 test: setup
 	$(VENV)/bin/ruff check memlab tests benchmarks scripts
 	$(VENV)/bin/ruff format --check memlab tests benchmarks scripts
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 lint:
 	$(VENV)/bin/ruff check memlab tests benchmarks scripts

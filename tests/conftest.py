@@ -7,8 +7,18 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-import pytest
+# `make test` runs the suite on pytest-xdist workers, one process each. Left alone, every
+# worker's torch/OpenMP/BLAS starts a thread per core and two workers oversubscribe two
+# cores (06_chunking ran 6x slower); so the cores are split between the workers, before
+# numpy loads its BLAS. Notebook kernels and CLI subprocesses inherit the setting.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    _THREADS = str(max(1, (os.cpu_count() or 1) // _WORKERS))
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, _THREADS)
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
