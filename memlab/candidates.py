@@ -5,6 +5,11 @@ vector hits in OpenClaw's insertion order (vector hits by vector rank, then
 keyword-only hits by bm25 order), padded to C columns. Every fusion, decay,
 MMR and threshold setting is a cheap re-scoring of these arrays — this is what
 makes a sweep over hundreds of settings take milliseconds.
+
+Size: one module because `retrieve` builds the layout `CandidateSet` holds:
+`merge_row` fixes the insertion order, `pad_rows` the padding, and the keyword legs
+(`KEYWORD_LEGS`, `current_arrays`) the ``extra`` arrays, so a new column touches all
+of them. The legs could move out once a caller other than `retrieve` needs them.
 """
 
 from __future__ import annotations

@@ -11,6 +11,11 @@ Conventions:
 - ranks are 0-based int arrays with ``-1`` for absent; RRF is ``w / (k + rank + 1)``
   with k = 60, so rank 0 contributes 1/61, as in ranx and QMD;
 - fused outputs are ``NaN`` where no leg has the candidate (or it is invalid).
+
+Size: two halves over the conventions above: normalisations (``normalize``,
+``floor_value``, ``scores_to_ranks``) and fusion kernels (``weighted_sum``, ``rrf``,
+``comb_*``, ``fuse``). They could split; they stay together as ``fuse`` ranks RRF's
+legs with ``scores_to_ranks`` and ``memlab.stages.legs`` uses both.
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@
 
 docs/presets.md has the table, and how each tuned setting was chosen ("How the tuned
 presets were chosen"). ``from_config`` turns an OpenClaw configuration into its pipeline.
+
+Size: one module because `PRESETS` is the one table of names (`preset`, `PRESET_ALIASES`,
+the line systems registered from it) and presets build on one another: the lab baselines
+share `LAB_KEYWORD_MODE`, and `memlab_best_chunk` is `memlab_best` with
+`TURN_CONTEXT_OFF`.
 """
 
 from __future__ import annotations

@@ -26,6 +26,11 @@ Engines (``ENGINES``):
 
 ``MemoryIndex`` can hold one engine built lazily from ``ChunkTable.vectors``
 and call ``engine.search`` in its vector leg.
+
+Size: one module because every engine answers through ``VectorEngine`` with one
+tie order and −1 / NaN padding, from shared helpers (``_topk_row``, ``_rescore``,
+``_as_queries``, ``_empty``); ``make_engine`` picks one by name, and faiss is
+imported only when a faiss engine is built.
 """
 
 from __future__ import annotations

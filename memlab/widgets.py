@@ -14,6 +14,11 @@ retrieval happens only for a new free-text query or when a setting needs
 more candidates per leg than are cached. The widgets are plain attributes,
 so tests and notebooks can drive them from Python (``ex.vector_weight.value =
 1.0``) and read ``ex.results`` / ``ex.metrics``.
+
+Size: one class, ``Explorer``: its widgets, callbacks (``_on_param``,
+``_on_query``) and renderers (``_render_results``, ``_render_metrics``) share
+the cached candidates (``_lab_candidates``, ``_free_candidates``) that make a
+slider move array work, and the renderers read the widgets directly.
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ An OpenClaw workspace keeps memory as Markdown: ``MEMORY.md`` (and the legacy
 ``memory.md``) at the root, ``memory/**/*.md`` below it, plus configured extra
 paths. Symlinks are never followed, files are de-duplicated by real path (first
 occurrence wins) and only ``.md`` files count.
+
+Size: one module because listing and reading apply one rule, never follow a
+symlink, and must agree: ``discover_memory_files`` (``_walk_md``, ``_dedupe``)
+lists, ``read_memory_file`` (``_open_regular``: ``O_NOFOLLOW`` folder by
+folder) reads later; ``MemoryFileError`` reports both.
 """
 
 from __future__ import annotations

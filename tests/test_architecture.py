@@ -27,7 +27,8 @@ Decisions, so a failure reads as a rule and not as a whim:
   too). Dunders are public. tests/ may use privates: a white-box test of a module's
   internals belongs to that module.
 - Module size: no module of memlab/ over 600 lines (``TOO_LONG_ALLOWED`` lists the
-  ones still being split).
+  ones still being split); one over 400 lines says why at its top, in a paragraph of
+  its module docstring that starts with ``Size:``.
 """
 
 from __future__ import annotations
@@ -333,6 +334,27 @@ def test_no_module_over_600_lines() -> None:
         if n > MAX_MODULE_LINES and rel not in TOO_LONG_ALLOWED:
             bad.append(f"{rel}: {n} lines")
     assert not bad, f"modules over {MAX_MODULE_LINES} lines (split them):\n" + "\n".join(bad)
+
+
+LONG_MODULE_LINES = 400
+
+
+def test_a_long_module_says_why_at_its_top() -> None:
+    """A module of memlab/ over LONG_MODULE_LINES lines states, in a paragraph of its
+    module docstring starting with ``Size:``, why its parts belong together."""
+    bad = []
+    for path in MODULES.values():
+        text = path.read_text(encoding="utf-8")
+        n = len(text.splitlines())
+        if n <= LONG_MODULE_LINES:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if not any(par.startswith("Size: ") for par in doc.split("\n\n")):
+            bad.append(f"{path.relative_to(REPO).as_posix()}: {n} lines")
+    assert not bad, (
+        f"modules over {LONG_MODULE_LINES} lines without a 'Size:' paragraph in their "
+        "docstring (say why the module is one, or split it):\n" + "\n".join(bad)
+    )
 
 
 def test_no_import_cycles() -> None:

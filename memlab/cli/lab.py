@@ -4,8 +4,12 @@ shares with it: the dataset options (`add_dataset_arguments`), the lab (`build_l
 :mod:`memlab.cli.bench`.
 
 Module-level imports stay light (the lab is imported inside each command), so
-``memlab --help`` does not load the evaluation package. Over 400 lines for one reason:
-``memlab eval``'s options, its run and the notes it prints under its table are one command.
+``memlab --help`` does not load the evaluation package.
+
+Size: ``memlab eval`` (`cmd_eval`, `eval_on` and the notes under its table: `defects_line`,
+`units_line`, `shapes_line`, `evidence_ranks_table`) is one command that changes together.
+The set-up ``memlab sweep`` reuses (`build_lab`, `close_lab`, `add_dataset_arguments`,
+`lab_command`) would move out when a third lab command needs it.
 """
 
 from __future__ import annotations

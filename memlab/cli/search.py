@@ -6,9 +6,12 @@ the corpus, the index and config options), how to rank (``--preset``, memory_sea
 ``--max-results`` / ``--min-score``, the decay clock ``--now``, and every other pipeline
 parameter as ``--set KEY=VALUE``), what to print (``--json``, ``--explain`` ...).
 
-Module-level imports stay light (the engine is imported inside the functions). About 500
-lines: one command's options, pipeline, sync rule and three outputs (table, ``--json``,
-``--explain``), which change together.
+Module-level imports stay light (the engine is imported inside the functions).
+
+Size: one command whose parts change together: its options (``add_parser``,
+``set_overrides``), its system (``build_pipeline``, ``parse_now``), its sync rule
+(``_sync_for_search``) and the three outputs of ``cmd_search`` (the table, ``--json``,
+``_print_explain``); a new pipeline parameter or explain column touches several at once.
 """
 
 from __future__ import annotations

@@ -5,6 +5,11 @@ defaults and clamping rules. It is read from an OpenClaw config file
 (``~/.openclaw/openclaw.json``, JSON5: ``agents.defaults.memorySearch`` with an
 agent's ``agents.list[].memorySearch`` override applied key by key) or built
 in Python. An invalid value is a ``ValueError`` naming the OpenClaw key.
+
+Size: one module because `_KEYS` (field → OpenClaw key) drives `from_openclaw`,
+`to_openclaw` and the key tree of `check_memory_search_keys`, and `_coerce` and
+the `_check_*` helpers name the same keys. `check_key_tree` and `json_kind`,
+shared with :mod:`memlab.config.release`, could move to a module of their own.
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ sets ``query.hybrid`` under ``memory.search`` is rejected like any unknown key. 
 legacy ``agents.defaults.memorySearch`` is still read by :mod:`memlab.config`;
 :func:`legacy_note` says how OpenClaw's doctor moves it. :func:`agent_store_path` is
 where the release keeps its index (shown by ``memlab status``, never opened).
+
+Size: one file format: :data:`SCHEMA`, ``RETIRED`` and the readers (``_agent_entries``,
+``_merge``, ``_remember``) serve :func:`load_current_config`; ``normalize_agent_id``
+names both the agent whose settings win and its :func:`agent_store_path`;
+``config_shape`` tells this format from the legacy one.
 """
 
 from __future__ import annotations

@@ -45,6 +45,11 @@ of every mean), ``sessions_time_backwards`` (clamped, above), ``queries_without_
 keys gold by text: it would merge them), ``duplicate_session_uuids`` (the first kept),
 ``gold_duplicate_uuids``, ``is_query_unreadable`` (read as false), ``unknown_speakers``,
 ``turns_missing_content``, ``weekday_mismatch``.
+
+Size: one loader, its rules written out above: ``load_realmem`` → ``_build``, which runs
+``_sessions`` (the time rule) and ``_queries`` / ``_gold_uuids`` (protocol and gold) per
+persona and counts every defect in one counter of ``_DEFECTS``; each dataset of
+``memlab.datasets`` is one module in this shape.
 """
 
 from __future__ import annotations

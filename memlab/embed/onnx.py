@@ -13,6 +13,11 @@ redone here: word pieces from ``tokenizer.json`` truncated at ``max_seq_length``
 longest text; the graph gives the last hidden states; mean pooling over the attention mask;
 L2 normalisation in numpy. The export is :mod:`memlab.embed.onnxexport`, the int8 variant
 :mod:`memlab.embed.onnxint8`.
+
+Size: one class, :class:`OnnxEmbedder`, whose parts together redo one sentence-transformers
+forward pass: loading (``_load``, ``_sessions``), batching by word-piece count
+(``embed_documents``, ``_run_parallel``), ``mean_pool`` and the check
+``_check_mean_pooling``; the export and the int8 graph already live apart.
 """
 
 from __future__ import annotations

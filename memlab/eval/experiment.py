@@ -7,6 +7,11 @@ metric means, and — against the baseline — paired-test p-values (Holm by
 default) and win/tie/loss counts. ``external_runs`` adds other systems' ranked results
 (TREC run files, ``memlab.eval.trec``) as rows scored the same way; with ``keep_runs``,
 ``save`` writes runs, qrels and unit table in TREC form beside memlab's own files.
+
+Size: one module because ``run_experiment`` fills ``ExperimentResult``, whose
+``format``, ``to_json`` and ``save`` read back the columns ``_summary`` writes
+(``{metric} p_adj``, ``sig``, ``wins``); external runs (``_external_system``,
+``_run_units``) are scored in that same loop.
 """
 
 from __future__ import annotations

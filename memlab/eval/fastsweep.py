@@ -27,7 +27,17 @@ it runs (``Pipeline.active_stages``) and covers those in ``FAST_STAGES``.
 Settings it cannot reproduce — MMR (a greedy per-query loop), the context
 stages (a neighbour's score feeds a chunk's), a registered stage, a subclass,
 keyword-only or vector-only mode, a grid over any other parameter — go
-through the general path; ``fast_path_reason`` says why.
+through the general path; ``fast_path_reason`` says why. That path is not a plain
+loop either: the leading score stages on which every setting's declared parameters
+agree (``memlab.stages.shared_stages``: every stage before the first whose declared
+parameters the grid varies, memlab-best's included) run once and their arrays are
+shared (``rank_shared``, path ``"stages"``); the rest run per setting, so each
+ranking is the setting's own ``Pipeline.rank`` (the loop is the oracle).
+
+Size: one module because ``sweep_values`` chooses among the paths it holds:
+``rank_settings`` (vectorised) and ``loop_settings`` (``rank_shared``) both
+give ``score_settings`` one ``SettingsRanking``; ``fast_path_reason`` and
+``skyline_keep`` guard ``rank_settings`` and must change with it.
 """
 
 from __future__ import annotations

@@ -26,6 +26,11 @@ Workers need memlab (and its model package) installed and the dataset at the sam
 as the driver (a shared volume); each keeps its indexes under its own
 ``$XDG_CACHE_HOME/memlab/lab`` (docs/ray.md). Ray is optional: ``pip install
 'memlab[ray]'``; it is imported only when a runner starts.
+
+Size: one module because driver and workers speak one protocol: `RayRunner.retrieve`
+sends `LabSpec`, the vectors and `embedder_factory`'s recipe to `group_texts`,
+`EmbedBatches` and `group_candidates` and merges what comes back, so both sides change
+with the payload; Ray is imported here alone (`import_ray`).
 """
 
 from __future__ import annotations

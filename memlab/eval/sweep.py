@@ -14,6 +14,11 @@ clamp/renormalise. Ties are reported, not hidden: ``SweepResult.best`` names
 the tied settings, the plateau around the choice, the curve's spread and the
 rule that chose (``TIE_RULE``), and a ``SweepWarning`` says when a swept
 parameter changed nothing.
+
+Size: one module because ``sweep``, ``SweepResult.best`` and
+``_sweep_warnings`` apply one set of rules: the coupled weights (``COUPLING``,
+``_coupled_value``), equal values (``_same``) and the tie rule (``_choose``,
+``_plateau``); ``split_queries`` and ``kfold`` could move out.
 """
 
 from __future__ import annotations

@@ -2,16 +2,17 @@
 
 The release's own ranking functions, one per rule of ``openclaw-current.md``, so a
 notebook or a golden test can call each of them alone: ranking (§5–§9) in
-:mod:`~memlab.openclaw_current.ranking`, :mod:`~memlab.openclaw_current.mmr` and
-:mod:`~memlab.openclaw_current.hybrid` (``rank_hits``: the whole ranking, a test oracle of
-the stages); its keyword leg in :mod:`~memlab.openclaw_current.retrieval`; trigger recall
+:mod:`~memlab.openclaw_current.ranking` and :mod:`~memlab.openclaw_current.mmr`; its
+keyword leg in :mod:`~memlab.openclaw_current.keyword` (over given ranks) and
+:mod:`~memlab.openclaw_current.retrieval` (from the index); trigger recall
 (§10) in :mod:`~memlab.openclaw_current.triggers`. The engine runs them as stages and
 legs (``memlab.stages.current``, ``memlab.candidates.KEYWORD_LEGS``) of the
 ``openclaw-current`` preset. The rest of the release sits beside its 2026-04 counterpart:
 discovery (§1) in ``memlab.store.release_files``, chunking and annotations (§2, §8, §9) in
 ``memlab.chunking.release`` / ``memlab.chunking.annotations``, tools (§11) in
 ``memlab.tools.release``, config in ``memlab.config.release``; this package re-exports the
-names a notebook reaches for.
+names a notebook reaches for. The release's whole ranking composed per hit,
+``rank_hits``, is a test oracle (tests/release_oracle.py), not part of the package.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from memlab.chunking.release import (
     strip_annotations,
 )
 from memlab.fusion import bm25_rank_to_score  # the release's textScore is OpenClaw's map
-from memlab.openclaw_current.hybrid import rank_hits
 from memlab.openclaw_current.ranking import (
     build_fts_query,
     date_from_path,
@@ -71,7 +71,6 @@ __all__ = [
     "parse_annotations",
     "path_specificity",
     "project_multiplier",
-    "rank_hits",
     "recall_triggers",
     "split_curated_entries",
     "strip_annotations",

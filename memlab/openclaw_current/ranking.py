@@ -3,8 +3,13 @@
 Each function reproduces one rule of the release bit for bit where Python can:
 JavaScript semantics that matter are spelled out (``String.prototype.trim``,
 UTF-16 lengths, ``\\p{L}\\p{N}`` token runs, the order of float operations).
-``rank_hits`` (in :mod:`memlab.openclaw_current.hybrid`) composes them into the
+``rank_hits`` (the test oracle, tests/release_oracle.py) composes them into the
 release's whole hybrid ranking.
+
+Size: the release's rules in spec order, each a small pure function: the
+keyword leg (§5, ``build_fts_query`` … ``path_specificity``, ~230 lines),
+multipliers and decay (§7–§9), MMR (§6). §5 could stand alone; kept together,
+their callers find every rule in one place.
 """
 
 from __future__ import annotations

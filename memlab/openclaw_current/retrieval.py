@@ -6,7 +6,7 @@ OpenClaw 2026.9.6 runs for one query — the body table with the strict AND quer
 (:func:`~memlab.openclaw_current.ranking.expansion_keywords`), 200 rows each, and the
 same searches over a path table (one FTS5 row per distinct path, the index's
 tokenizer) — and hands their raw ranks to
-:func:`~memlab.openclaw_current.hybrid.keyword_leg`, which merges them as the release
+:func:`~memlab.openclaw_current.keyword.keyword_leg`, which merges them as the release
 does (boost on every body hit, exact path tiers, the 200-wide window). It is the
 candidate generation of ``keyword_mode="openclaw-current"`` (``memlab.candidates``).
 """
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.openclaw_current.hybrid import WINDOW, keyword_leg
+from memlab.openclaw_current.keyword import WINDOW, keyword_leg
 from memlab.openclaw_current.ranking import (
     build_fts_query,
     expansion_keywords,

@@ -28,6 +28,11 @@ MMR, and returns the top results even when none pass ``min_score``.
 The presets live in ``memlab.presets``; the result frames and explain traces in
 ``memlab.pipeline.explain``. ``memlab.pipeline`` (the package) exports ``Pipeline`` and
 ``Ranking`` from this module.
+
+Size: one class, `Pipeline`: its 35 fields, their checks (`_validate`,
+`check_integer`, `check_finite`) and the parameters sweeps set (`get_params`,
+`set_params`, `_split`, `__getattr__`) must agree field by field; `retrieve`,
+`scores` and `rank` delegate to `memlab.candidates` and `memlab.stages`.
 """
 
 from __future__ import annotations

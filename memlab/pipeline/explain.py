@@ -7,6 +7,11 @@ term of its score — ``vector_term + text_term + other = fused``, then each
 score stage that is on in order (``× decay``, ``+ neighbor``, a registered
 stage's term), giving ``score`` — and why it was returned or dropped.
 ``explain_formula`` writes that sum with the system's effective weights.
+
+Size: one module because ``ranking_frame`` and ``explain`` name the stage columns
+alike (``BUILTIN_KEYS``, ``extra_columns``), and ``explain``'s terms must add up to
+the sum ``explain_formula`` writes with ``explain_weights``; ``_drop_reason`` is
+``explain``'s long tail, one reason per selection rule.
 """
 
 from __future__ import annotations

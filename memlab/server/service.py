@@ -17,6 +17,11 @@ reader's query embedder is a ``memlab.embed.guard.GuardedEmbedder``, so a provid
 fails or hangs past its timeout makes ``memory_search`` answer from the keyword leg at once
 (OpenClaw's keyword-only mode, with the command line's notice) until a background probe
 finds it answering again. ``memory_status`` lists what is degraded, why and since when.
+
+Size: one class, ``MemoryService``: the lock, the reader index and the watcher thread
+are the state every tool call reads (``search``, ``get``, ``status``); the serving rules
+(``serving``, ``stale_files``, ``with_stale``) run under that lock, and ``record`` /
+``failed`` keep the outage state ``degraded_parts`` reports.
 """
 
 from __future__ import annotations

@@ -30,6 +30,11 @@ Scores stay the chunks' best-line scores, as MMR keeps its input scores. It read
 each chunk holds from ``CandidateSet.extra[line_held_key(p)]`` (``held_line_codes``: one
 integer per held line, coding the line and its score's place).
 Engine layer.
+
+Size: one module because the stage (``best_line_stage``), its order step
+(``novel_line_order``) and the arrays they read (``line_matrices``, ``held_line_codes``,
+keyed by ``line_scores_key`` / ``line_held_key``) are one contract;
+``register_line_system`` sits here so the engine never imports ``memlab.presets``.
 """
 
 from __future__ import annotations

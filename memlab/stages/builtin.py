@@ -6,6 +6,11 @@ prior → best_line → exact_tiers (score stages), then current_order → tie_o
 novel_lines → selection (order stages, ``memlab.stages.order``). The stages of OpenClaw
 2026.9.6 (``memlab.stages.current``) are off unless their parameter is set. Every
 declaration is checked at run time (``memlab.stages.views``).
+
+Size: one value, ``BUILTIN``: twenty ``Stage`` declarations whose order is the
+pipeline's, each naming what it reads and writes, so they are read and checked
+(``memlab.stages.views``) side by side; the stage functions live in their own modules
+(imported above).
 """
 
 from __future__ import annotations

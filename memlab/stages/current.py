@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.openclaw_current.hybrid import locale_key
+from memlab.openclaw_current.keyword import locale_key
 from memlab.openclaw_current.mmr import MmrTokenCache, mmr_rerank_order
 from memlab.openclaw_current.ranking import (
     importance_multiplier,
@@ -222,7 +222,7 @@ def exact_tiers_stage(
 
 def path_order(table: ChunkTable) -> np.ndarray:
     """Per chunk, the rank of its path in the release's tie order (ICU ``localeCompare``,
-    ``memlab.openclaw_current.hybrid.locale_key``), computed once per table."""
+    ``memlab.openclaw_current.keyword.locale_key``), computed once per table."""
 
     def compute(t: ChunkTable) -> np.ndarray:
         uniq = sorted(set(map(str, t.paths)), key=locale_key)

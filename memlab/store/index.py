@@ -12,6 +12,11 @@ a reader whose cached table predates a sync can drop unknown rows instead of
 mislabelling them; each search re-checks whether another connection changed the
 index (``PRAGMA data_version``) or swapped the file (inode) and reloads if so. A
 ``MemoryIndex`` object is not thread-safe: give each thread its own.
+
+Size: one class, ``MemoryIndex``, the object every caller holds: its methods are
+short calls into the modules named above, over state they share: the connection
+(``connect``), the ``table`` reloaded when ``data_version`` or the inode changes, the
+line views (``line_view``) and the vector engine (``set_vector_engine``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ swaps it in with ``os.replace``: a crash at any point leaves the old index usabl
 One writer at a time (``writer_lock`` on ``DB.lock``); chunk rowids only grow
 (high-water mark ``meta.next_rowid``), so a reader's older table never mislabels a
 row. The invariants are listed, with their tests, in docs/reliability.md.
+
+Size: one module because it is what ``memlab.store.writer`` runs while holding
+``writer_lock``: ``sync_into`` (one transaction, ~160 lines), ``full_reindex`` and its
+swap, the clean-up of failed builds (``remove_stale_builds``, ``set_aside_unusable``);
+``skipped_files`` / ``stale_files`` read the stamps (``skip_stamp``) it writes.
 """
 
 from __future__ import annotations

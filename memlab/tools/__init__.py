@@ -6,6 +6,11 @@ an answer it can read. This module answers as OpenClaw 2026-04 does (with memlab
 ``corpus`` filter for the MCP server: ``search_corpus``); ``memlab.tools.release`` as
 release 2026.9.6 does; ``memlab.tools.variants`` picks one by the system's memory-file
 rule, so the command line and the server hold no branch of their own.
+
+Size: the two tools of spec §8: ``memory_search`` (``check_search_arguments``,
+``search_with_fallback``, ``result_items``) and ``memory_get`` (``resolve_memory_path``,
+``memory_path_refusal``, ``get_report``). They would split cleanly; not done, as
+``memlab.tools.release`` and ``memlab.server`` import both halves from here.
 """
 
 from __future__ import annotations

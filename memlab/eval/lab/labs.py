@@ -5,7 +5,13 @@ retrieved once per depth and cached (`memlab.eval.lab.candidates.LabCandidates`)
 A retrieval is one `Lab.group_candidates` per workspace group, merged by
 `Lab.merge_groups`; an ``executor`` (`GroupExecutor`, e.g.
 `memlab.eval.raylab.RayRunner`) runs the groups elsewhere and hands the parts back to the
-same merge."""
+same merge.
+
+Size: one class: `Lab`'s caches (indexes by group, the family of labs `for_tokenizer`
+shares, the line lab, candidates by depth and cut-off) are read by `candidates`,
+`with_best_line` and `retrieve` → `group_candidates` → `merge_groups` alike; the
+candidate arrays are already `memlab.eval.lab.candidates`.
+"""
 
 from __future__ import annotations
 
