@@ -65,6 +65,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def _ctrl_c_reaches_python() -> None:
+    # As at a terminal: SIGINT at its default, so Python turns it into KeyboardInterrupt.
+    # A test run started in the background (`make test &`, nohup, some CI runners)
+    # inherits SIGINT ignored, and an ignored signal stays ignored across exec.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_watch_exits_130_on_ctrl_c(ws: Path, tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "memlab.cli", "watch", str(ws), "--embedder", "hashing"],
@@ -72,6 +79,7 @@ def test_watch_exits_130_on_ctrl_c(ws: Path, tmp_path: Path) -> None:
         text=True,
         env=env(tmp_path),
         cwd=REPO,
+        preexec_fn=_ctrl_c_reaches_python,
     )
     try:
         assert proc.stderr is not None
