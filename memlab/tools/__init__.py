@@ -541,6 +541,13 @@ def memory_get(
     return {"text": "\n".join(all_lines[start:end]), "path": display}
 
 
+def missing_file_problem(display: str, workspace: str | os.PathLike[str]) -> str:
+    """What ``memlab get`` says of a memory file that does not exist: its path, the
+    workspace, and the command that lists the files there (both tools' reports)."""
+    ws = Path(workspace).expanduser()
+    return f"{display}: the file does not exist in {ws} (memlab files {ws} lists them)"
+
+
 def get_report(
     res: dict[str, Any],
     workspace: str | os.PathLike[str],
@@ -553,7 +560,6 @@ def get_report(
     note)``. Problem: a refused path with the rule it broke (``memory_path_refusal``), a
     bad ``--from``/``--lines`` (named as the flag), a read error, a file that does not
     exist; None when the text is the answer. Note: why nothing printed past a file's end."""
-    ws = Path(workspace).expanduser()
     problem: str | None = None
     if "error" in res:
         refusal = memory_path_refusal(workspace, path, extra_paths)
@@ -567,9 +573,7 @@ def get_report(
     elif res["text"] == "":
         found = resolve_memory_path(workspace, path, extra_paths)
         if found is not None and not os.path.lexists(found[0]):
-            problem = (
-                f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
-            )
+            problem = missing_file_problem(res["path"], workspace)
     note = None
     if problem is None and res["text"] == "" and from_ is not None:
         # OpenClaw answers "" past the end of a file; a person is told why nothing printed.

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.chunking.annotations import strip_annotations
@@ -32,6 +31,7 @@ from memlab.tools import (
     citation,
     in_corpus,
     memory_path_refusal,
+    missing_file_problem,
     resolve_memory_path,
     search_with_fallback,
     unavailable,
@@ -367,7 +367,6 @@ def get_report(
     the release's rules), an error status, a file that does not exist, a corpus that found
     nothing; None when the text is the answer. Note: why nothing printed past a file's
     end (the window's ``from``)."""
-    ws = Path(workspace).expanduser()
     status = res.get("status")
     problem: str | None = None
     if status == "error" and res.get("code") == NOT_ALLOWED_CODE:
@@ -376,7 +375,7 @@ def get_report(
     elif status == "error":
         problem = f"{res['path']}: {res['error']}"
     elif status == "not_found":
-        problem = f"{res['path']}: the file does not exist in {ws} (memlab files {ws} lists them)"
+        problem = missing_file_problem(res["path"], workspace)
     elif status is None:
         problem = res.get("warning") or f"{path}: nothing found"
     note = None
