@@ -155,3 +155,8 @@ FLUSH_POLICIES: tuple[str, ...] = ("none", "extracted", "extractive", "oracle")
 FLUSH_RESETS: tuple[str, ...] = ("never", "day", "session")
 FLUSH_LAYOUTS: tuple[str, ...] = ("daily", "session")
 FLUSH_MEMORIES: tuple[str, ...] = ("notes", "transcripts", "both")
+
+# ------------------------------------------------------------ notebooks (lab)
+# The sizes a notebook runs at (memlab.demo.notebooks): "full" when a user runs it, "small"
+# in the test suite (MEMLAB_NOTEBOOK_SIZE=small): every cell runs, on a small configuration.
+NOTEBOOK_SIZES: tuple[str, ...] = ("full", "small")
