@@ -1,12 +1,12 @@
 """The ``memlab`` command line: index, search and inspect a workspace; run the lab.
 
-Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, synth,
-eval, sweep, bench, demo. ``memlab SUBCOMMAND --help`` describes each.
+Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, export,
+synth, eval, sweep, bench, demo. ``memlab SUBCOMMAND --help`` describes each.
 
 The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
 table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
 chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
-(search), :mod:`memlab.cli.doctor` (doctor), :mod:`memlab.cli.server` (mcp),
+(search), :mod:`memlab.cli.doctor` (doctor), :mod:`memlab.cli.server` (mcp), :mod:`memlab.cli.export` (export),
 :mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep`
 (sweep), :mod:`memlab.cli.bench` (bench); this module builds the
 parser and runs a command (``memlab = "memlab.cli:main"``; ``python -m
@@ -37,6 +37,7 @@ from memlab.cli.engine import (
     cmd_synth,
     cmd_watch,
 )
+from memlab.cli.export import add_parser as add_export_parser
 from memlab.cli.flush import add_parser as add_flush_parser
 from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import add_parser as add_search_parser
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     add_mcp_parser(sub)
+    add_export_parser(sub)
     add_doctor_parser(sub)
     add_flush_parser(sub)
     add_lab_parsers(sub)

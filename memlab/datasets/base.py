@@ -211,9 +211,33 @@ def load_folder(root: str | Path) -> Dataset:
     for required in ("queries.jsonl", "evidence.jsonl"):
         if not (root / required).exists():
             raise FileNotFoundError(f"{root / required} is missing (see memlab.datasets.base)")
+    for group, ws in workspaces.items():
+        check_workspace_folder(root, group, ws)
     queries = pd.DataFrame(_read_jsonl(root / "queries.jsonl"))
     evidence = pd.DataFrame(_read_jsonl(root / "evidence.jsonl"))
     return Dataset(name, root, workspaces, queries, evidence, info)
+
+
+def check_workspace_folder(root: Path, group: str, ws: Path) -> None:
+    """Refuse a dataset workspace there is nothing to search in, naming the dataset folder:
+    ``FileNotFoundError`` when ``ws`` is not a folder, ``ValueError`` when it holds no memory
+    file (``memlab.workspace.discover_memory_files``: ``MEMORY.md``, ``memory.md``,
+    ``memory/**/*.md``) or only empty ones."""
+    from memlab.workspace import discover_memory_files
+
+    which = "its workspace" if group == "default" else f"workspace {group!r}"
+    if not ws.is_dir():
+        raise FileNotFoundError(
+            f"dataset folder {root}: {which} {ws} does not exist; put the memory files there"
+            " (MEMORY.md, memory/*.md) or name the workspace in dataset.json's workspaces"
+        )
+    files = discover_memory_files(ws)
+    if not any(f.abspath.stat().st_size for f in files):
+        what = "only empty memory files" if files else "no memory file"
+        raise ValueError(
+            f"dataset folder {root}: {which} {ws} holds {what} (MEMORY.md, memory.md,"
+            " memory/**/*.md): nothing to search"
+        )
 
 
 def _coerce_queries(df: pd.DataFrame) -> pd.DataFrame:
