@@ -324,6 +324,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         CLI_ARGUMENT_NAMES,
         SearchArgumentError,
         check_search_arguments,
+        empty_corpus_note,
         in_corpus,
         mark_fallback,
         search_with_fallback,
@@ -432,7 +433,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     if df.empty:
         hints = [p.name]
-        if not keeps_every_score(p):  # one rule for "no threshold" (memlab.stages.floor)
+        empty = empty_corpus_note(searched, corpus)
+        if empty:  # nothing to search in that corpus: no threshold advice
+            hints.append(empty)
+        elif not keeps_every_score(p):  # one rule for "no threshold" (memlab.stages.floor)
             fix = "try --min-score 0" if p.min_score > 0 else "try a lower --min-score"
             hints.append(f"minScore {p.min_score:g}: {fix}")
         if out.note:

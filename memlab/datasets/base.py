@@ -226,16 +226,21 @@ def check_workspace_folder(root: Path, group: str, ws: Path) -> None:
     from memlab.workspace import discover_memory_files
 
     which = "its workspace" if group == "default" else f"workspace {group!r}"
+    if ws == root.resolve():
+        which += " (no workspace/ folder in it, so the folder itself:"
+        ws_text = f"{ws})"
+    else:
+        ws_text = str(ws)
     if not ws.is_dir():
         raise FileNotFoundError(
-            f"dataset folder {root}: {which} {ws} does not exist; put the memory files there"
+            f"dataset folder {root}: {which} {ws_text} does not exist; put the memory files there"
             " (MEMORY.md, memory/*.md) or name the workspace in dataset.json's workspaces"
         )
     files = discover_memory_files(ws)
     if not any(f.abspath.stat().st_size for f in files):
         what = "only empty memory files" if files else "no memory file"
         raise ValueError(
-            f"dataset folder {root}: {which} {ws} holds {what} (MEMORY.md, memory.md,"
+            f"dataset folder {root}: {which} {ws_text} holds {what} (MEMORY.md, memory.md,"
             " memory/**/*.md): nothing to search"
         )
 
