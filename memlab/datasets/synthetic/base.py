@@ -25,6 +25,7 @@ __all__ = [
     "FORMAT_VERSION",
     "GENERATOR",
     "GENERATORS",
+    "LATER_FIELDS",
     "MAX_NEAR_MISSES",
     "MEMORY_DAY",
     "MEMORY_PATH",
@@ -46,6 +47,9 @@ FORMAT_VERSION = 1
 MEMORY_PATH = "MEMORY.md"
 MEMORY_DAY = -1  # day index of notes that go to MEMORY.md
 MAX_NEAR_MISSES = 4  # near misses per identifier (``identifier``: one edit away each)
+# SynthConfig fields added after the committed corpora were written, with their defaults:
+# dataset.json records one only when it differs (``SynthConfig.recorded``).
+LATER_FIELDS: dict[str, object] = {"digit_ids": False}
 
 
 @dataclass(frozen=True)
@@ -57,8 +61,11 @@ class SynthConfig:
     lexicon supports (``Dataset.info["capacity"]``). ``cjk_fraction`` (share of
     filler notes written in Chinese) applies only when ``"cjk"`` is in ``mix``;
     ``near_misses`` (distractor identifiers one edit away from each asked one, in
-    ``[0, MAX_NEAR_MISSES]``) only when ``"identifier"`` is. The default ``mix`` is
-    ``memlab.vocab.SYNTH_DEFAULT_MIX``.
+    ``[0, MAX_NEAR_MISSES]``) and ``digit_ids`` (an all-digit identifier kind joins the
+    rotation: ``querymix.id_kinds``) only when ``"identifier"`` is. The default ``mix`` is
+    ``memlab.vocab.SYNTH_DEFAULT_MIX``. Fields added after the committed corpora
+    (``LATER_FIELDS``) are recorded in ``dataset.json`` only when not at their default,
+    so those corpora regenerate byte for byte.
     """
 
     days: int = 60
@@ -73,6 +80,7 @@ class SynthConfig:
     distractors_per_fact: int = 2
     cjk_fraction: float = 0.0
     near_misses: int = 2
+    digit_ids: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.mix, str) or not isinstance(self.mix, tuple):
@@ -92,6 +100,8 @@ class SynthConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        if not isinstance(self.digit_ids, bool):
+            raise ValueError(f"digit_ids must be true or false, got {self.digit_ids!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         try:
@@ -129,6 +139,17 @@ class SynthConfig:
                     f"{name} must be <= days ({self.days}) when {phen!r} is in mix, "
                     f"got {getattr(self, name)}"
                 )
+
+    def recorded(self) -> dict[str, Any]:
+        """The config as ``dataset.json`` records it: every field (tuples as lists) but a
+        ``LATER_FIELDS`` field at its default."""
+        from dataclasses import asdict
+
+        return {
+            k: list(v) if isinstance(v, tuple) else v
+            for k, v in asdict(self).items()
+            if not (k in LATER_FIELDS and v == LATER_FIELDS[k])
+        }
 
     @property
     def start_date(self) -> dt.date:

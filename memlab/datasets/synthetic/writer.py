@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import os
 from bisect import bisect
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -278,7 +278,7 @@ def generate(
     info = {
         "generator": GENERATOR,
         "format_version": FORMAT_VERSION,
-        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()},
+        "config": cfg.recorded(),
         "counts": counts,
         "capacity": {c: caps[c] for c in cfg.mix},
         "now": dt.datetime.fromtimestamp(now, dt.UTC).isoformat().replace("+00:00", "Z"),
@@ -313,7 +313,7 @@ def generated_with(root: str | Path, config: SynthConfig) -> bool:
     default mix) → ``False``, so a cache of an older corpus is regenerated, not reused.
     """
     root = Path(root).expanduser()
-    want = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()}
+    want = config.recorded()
     try:
         info = json.loads((root / "dataset.json").read_text(encoding="utf-8"))["info"]
         return (
