@@ -79,7 +79,7 @@ DEFAULT_LOCAL_BACKEND = "onnx"
 ONNX_PRECISIONS: tuple[str, ...] = ("fp32", "int8")
 
 # ------------------------------------------------------------------ pipeline
-KEYWORD_MODES: tuple[str, ...] = ("and", "or", "openclaw-current")
+KEYWORD_MODES: tuple[str, ...] = ("and", "or", "openclaw-current", "qmd")
 FUSION_METHODS: tuple[str, ...] = (
     "wsum",
     "rrf",

@@ -324,11 +324,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         CLI_ARGUMENT_NAMES,
         SearchArgumentError,
         check_search_arguments,
-        empty_corpus_note,
         in_corpus,
         mark_fallback,
         search_with_fallback,
     )
+    from memlab.tools.corpora import empty_corpus_note
     from memlab.tools.variants import tool_variant
 
     try:  # the tools' rule, with the command line's names for the arguments

@@ -190,35 +190,13 @@ def search_corpus(
         index, query, maxResults, minScore, pipeline=pipeline, citations=citations, now=now
     )
     if corpus in ("memory", "sessions"):
+        from memlab.tools.corpora import empty_corpus_note
+
         note = empty_corpus_note(index, corpus)
         if note:
             res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
         res["results"] = [r for r in res["results"] if in_corpus(corpus, r.get("source", ""))]
     return res
-
-
-def empty_corpus_note(index: MemoryIndex, corpus: str | None) -> str | None:
-    """Why ``corpus`` has nothing to search in ``index``, naming where memlab looked; None
-    when it may have something. ``sessions``: the index does not take transcripts (its
-    sources), or takes them but its transcript folder holds no ``*.jsonl``; ``memory``: the
-    index does not cover memory files."""
-    if corpus not in ("memory", "sessions"):
-        return None
-    if corpus not in index.sources:
-        note = f"this index does not cover {corpus} (sources: {', '.join(index.sources)})"
-        if corpus == "sessions":
-            note += (
-                "; no session transcripts are indexed: a config with sources"
-                " [memory, sessions] (--config) indexes the transcripts of"
-                f" {index.sessions_dir} (*.jsonl)"
-            )
-        return note
-    if corpus == "sessions":
-        folder = index.sessions_dir
-        if not folder.is_dir() or not any(folder.glob("*.jsonl")):
-            where = "does not exist" if not folder.is_dir() else "holds no *.jsonl transcript"
-            return f"no session transcripts: memlab looked in {folder}, which {where}"
-    return None
 
 
 def in_corpus(corpus: str | None, source: str) -> bool:
