@@ -50,7 +50,7 @@ def test_eval_folder_names_an_unsearchable_workspace(
     folder: Path, private_cache, breaks, says
 ) -> None:
     breaks(folder / "workspace")
-    code, out, err = eval_folder(folder)
+    code, _, err = eval_folder(folder)
     assert code == 2 and "Traceback" not in err
     assert f"dataset folder {folder}" in err and says in err, err
 

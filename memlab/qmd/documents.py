@@ -120,4 +120,3 @@ class DocumentSearch:
         except sqlite3.OperationalError:
             return []
         return [(self.paths[r], float(s)) for r, s in rows]
-

@@ -43,8 +43,8 @@ from memlab.stages.current import (
     project_stage,
 )
 from memlab.stages.decay import decay_stage
-from memlab.stages.documents import check_qmd_documents, qmd_documents_stage
 from memlab.stages.declare import ArrayInfo, Stage
+from memlab.stages.documents import check_qmd_documents, qmd_documents_stage
 from memlab.stages.file_context import (
     FILE_CONTEXT_PARAMS,
     check_file_context,
@@ -385,8 +385,10 @@ BUILTIN: tuple[Stage, ...] = (
     Stage(
         "tie_order",
         tie_order_stage,
-        lambda p, mode: (best_line_active(p, mode) or p.qmd_documents)
-        and p.selection_rule != "openclaw-current",
+        lambda p, mode: (
+            (best_line_active(p, mode) or p.qmd_documents)
+            and p.selection_rule != "openclaw-current"
+        ),
         ("order",),
         kind="order",
         uses={"best_line", "qmd_documents", "selection_rule"},
