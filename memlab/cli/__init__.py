@@ -131,7 +131,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("watch", help="keep the index fresh as memory files change (Ctrl-C stops)")
     p.add_argument("workspace")
     add_index_options(p)
-    p.add_argument("--debounce-ms", type=int, default=1500)
+    p.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=None,
+        help="quiet time before a sync (default 1500; a QMD config's update.debounceMs)",
+    )
     p.add_argument("--settle-ms", type=int, default=1500)
     p.add_argument(
         "--max-seconds", type=float, default=None, help="stop after this long (for scripts)"

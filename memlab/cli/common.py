@@ -352,10 +352,11 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     the index is used.
     """
     from memlab.config import index_options
-    from memlab.config.load import config_files_rule, index_settings
+    from memlab.config.load import config_files_rule, index_extras, index_settings
     from memlab.store import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
+    extras = index_extras(cfg)  # a QMD config: its chunker, its default-memory choice
     embed_timeout = getattr(args, "embed_timeout", None)
     if embed_timeout is not None and not 0 < embed_timeout < float("inf"):
         raise CliError(f"--embed-timeout must be a number of seconds > 0, got {embed_timeout}")
@@ -366,7 +367,7 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         cfg,
         provider=args.embedder,
         model=args.model,
-        chunker_kind=args.chunker,
+        chunker_kind=args.chunker or extras.get("chunker_kind"),
         chunk_tokens=args.tokens,
         chunk_overlap=args.overlap,
         db_path=args.db,
@@ -377,6 +378,7 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         lock_timeout=args.lock_timeout,
         embed_timeout=embed_timeout,
         **({"memory_files": mf} if mf else {}),
+        **({"default_memory": False} if extras.get("default_memory") is False else {}),
     )
     return MemoryIndex(args.workspace, **options)
 

@@ -44,8 +44,10 @@ __all__ = [
     "config_files_rule",
     "config_system",
     "export_config",
+    "index_extras",
     "index_settings",
     "load_search_config",
+    "watch_settings",
 ]
 
 
@@ -58,6 +60,15 @@ def load_search_config(
     ``agents.defaults.memorySearch`` (``legacy_note``). ``check_provider``: a provider
     memlab cannot build (``provider_problem``, naming the file and the key) is a
     ValueError, as every problem of the file is."""
+    from memlab.config.qmd import is_qmd_config, load_qmd_config
+
+    data = _parsed(path)
+    if is_qmd_config(data):
+        qmd = load_qmd_config(path, agent)
+        problem = provider_problem(qmd.search) if check_provider else None
+        if problem:
+            raise ValueError(f"{Path(path).expanduser()}: {problem}")
+        return qmd, qmd.note()
     if file_shape(path) == "current":
         current = load_current_config(path, agent)
         problem = current.provider_problem() if check_provider else None
@@ -71,12 +82,20 @@ def load_search_config(
     return cfg, _migration_note(path)
 
 
-def _migration_note(path: str | os.PathLike[str]) -> str | None:
+def _parsed(path: str | os.PathLike[str]) -> Any:
+    """The parsed JSON5 of ``path``, None when it cannot be read or parsed (the readers
+    then report the problem as they always have)."""
     import json5
 
     try:
-        data = json5.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+        return json5.loads(Path(path).expanduser().read_text(encoding="utf-8"))
     except (OSError, ValueError, json.JSONDecodeError):
+        return None
+
+
+def _migration_note(path: str | os.PathLike[str]) -> str | None:
+    data = _parsed(path)
+    if data is None:
         return None
     note = legacy_note(data)
     return f"{Path(path).expanduser()}: {note}" if note else None
@@ -90,13 +109,31 @@ def config_files_rule(cfg: Any) -> str | None:
 
 def index_settings(cfg: Any) -> MemorySearchConfig:
     """The index options of a settings object as a ``MemorySearchConfig``
-    (``memlab.config.index_options`` reads that shape; the release's are translated)."""
-    return cfg.index_config() if isinstance(cfg, CurrentSearchConfig) else cfg
+    (``memlab.config.index_options`` reads that shape; the release's and a QMD config's
+    are translated)."""
+    return cfg if isinstance(cfg, MemorySearchConfig) else cfg.index_config()
+
+
+def index_extras(cfg: Any) -> dict[str, Any]:
+    """Index options a settings object implies that a ``MemorySearchConfig`` does not hold:
+    for a QMD config (``memlab.config.qmd``) the chunker kind (``heading``) and whether the
+    default memory files are searched (``default_memory``); {} otherwise."""
+    return cfg.index_overrides() if hasattr(cfg, "index_overrides") else {}
+
+
+def watch_settings(cfg: Any) -> dict[str, float]:
+    """What a settings object says of ``memlab watch``: a QMD config's ``update.debounceMs``
+    (``debounce_ms``) and ``update.interval`` (``interval_s``: a sync every interval, events
+    or not); {} otherwise."""
+    if not hasattr(cfg, "interval_ms"):
+        return {}
+    return {"debounce_ms": cfg.debounce_ms, "interval_s": cfg.interval_ms / 1000}
 
 
 def config_system(cfg: Any, overrides: dict[str, Any]) -> Pipeline:
     """The system a settings object describes, with ``overrides`` applied: a 2026-04 file's
-    query settings (``presets.from_config``: weights, maxResults, minScore, MMR, decay);
+    query settings (``presets.from_config``: weights, maxResults, minScore, MMR, decay); a
+    QMD backend's ``qmd-like`` with its ``limits.maxResults`` and ``searchMode``;
     for a ``memory.search`` file the ``openclaw-current`` preset with the settings it still
     reads (maxResults, minScore: the rest of its ranking is fixed)."""
     from memlab.presets import from_config, preset
@@ -104,8 +141,12 @@ def config_system(cfg: Any, overrides: dict[str, Any]) -> Pipeline:
     # A tokenizer other than the default is the index the system runs on (what `memlab
     # eval --config` builds its lab for); the default leaves it to the index.
     tok = {} if cfg.fts_tokenizer == "unicode61" else {"fts_tokenizer": cfg.fts_tokenizer}
+    if hasattr(cfg, "index_overrides"):  # a QMD backend config: QMD's retrieval
+        return preset("qmd-like").replace(**{**cfg.pipeline_overrides(), **tok, **overrides})
     if isinstance(cfg, CurrentSearchConfig):
-        return preset("openclaw-current", **{**cfg.pipeline_overrides(), **tok, **overrides})
+        return preset("openclaw-current").replace(
+            **{**cfg.pipeline_overrides(), **tok, **overrides}
+        )
     return from_config(cfg).replace(**{**tok, **overrides})
 
 
