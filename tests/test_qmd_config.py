@@ -90,7 +90,7 @@ def test_reads_every_setting(tmp_path: Path) -> None:
 )
 def test_strict_keys(tmp_path: Path, qmd: dict, says: str, private_cache) -> None:
     f = config(tmp_path, qmd)
-    with pytest.raises(ValueError, match="OpenClaw's memory.qmd schema is strict") as exc:
+    with pytest.raises(ValueError, match=r"OpenClaw's memory\.qmd schema is strict") as exc:
         load_search_config(f, check_provider=False)
     assert says in str(exc.value) and str(f) in str(exc.value)
     code, _, err = cli("search", str(tmp_path), "x", "--config", str(f))
