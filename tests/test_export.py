@@ -394,3 +394,24 @@ def test_experiment_result_by_system(corpus: Path, tmp_path: Path, private_cache
     assert parse_preset_file(data).pipeline == preset("qmd-like")
     # the experiment's embedder is named in the note
     assert "tuned with hashing" in err
+
+
+def test_sweep_takes_a_preset_file_as_its_base(corpus: Path, tmp_path: Path, private_cache) -> None:
+    """memlab sweep --preset-file: the file's system is the base (its settings in the JSON),
+    checked before the lab is built (a bad file: exit 2, nothing indexed)."""
+    pf = tmp_path / "base.json"
+    data = preset_file_data(preset("openclaw", min_score=0.0, mmr="jaccard"), base="openclaw")
+    data["name"] = "mine"
+    pf.write_text(json.dumps(data))
+    lab = ["synthetic", "--path", str(corpus), "--embedder", "hashing"]
+    code, out, err = cli(
+        "sweep", *lab, "--preset-file", str(pf), "--param", "mmr_lambda=0.5,0.9", "--json"
+    )
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["base_preset"] == "openclaw" and res["base_settings"]["name"] == "mine"
+    assert res["base_settings"]["mmr"] == "jaccard" and res["base_settings"]["min_score"] == 0.0
+    data["parameters"]["mmr_lamda"] = 0.5
+    pf.write_text(json.dumps(data))
+    code, _, err = cli("sweep", *lab, "--preset-file", str(pf), "--param", "mmr_lambda=0.5,0.9")
+    assert code == 2 and "did you mean mmr_lambda?" in err
