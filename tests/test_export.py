@@ -415,3 +415,26 @@ def test_sweep_takes_a_preset_file_as_its_base(corpus: Path, tmp_path: Path, pri
     pf.write_text(json.dumps(data))
     code, _, err = cli("sweep", *lab, "--preset-file", str(pf), "--param", "mmr_lambda=0.5,0.9")
     assert code == 2 and "did you mean mmr_lambda?" in err
+
+
+def test_export_names_the_embedder_and_warns_on_another(tmp_path: Path) -> None:
+    code, out, err = cli("export", "--preset", "openclaw", "--target", "openclaw-2026.4")
+    assert code == 0 and "tuned with local all-MiniLM-L6-v2" in err
+    assert "// tuned with local all-MiniLM-L6-v2" in out
+    assert json5.loads(out)["agents"]["defaults"]["memorySearch"]["model"] == "all-MiniLM-L6-v2"
+    code, out, err = cli(
+        "export",
+        "--preset",
+        "openclaw",
+        "--target",
+        "openclaw-2026.4",
+        "--provider",
+        "openai",
+        "--model",
+        "text-embedding-3-small",
+    )
+    assert code == 0 and "do not carry over" in err
+    ms = json5.loads(out)["agents"]["defaults"]["memorySearch"]
+    assert (ms["provider"], ms["model"]) == ("openai", "text-embedding-3-small")
+    code, _, err = cli("export", "--preset", "openclaw", "--target", "mcp", "--agent", "x")
+    assert code == 2 and "OpenClaw config keys" in err

@@ -311,8 +311,6 @@ def load_preset_file(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from None
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    if hasattr(args, "dataset"):  # a lab command: its lab holds the index (memlab.cli.labsetup)
-        return pf
     ch = pf.chunker or {}
     if ch and args.chunker is None and args.tokens is None and args.overlap is None:
         args.chunker = ch.get("kind")
