@@ -15,6 +15,10 @@ naming it with the nearest valid key; the keys memlab accepts and does not use a
 reproduce. `doctor_migration` is release 2026.9.6's ``openclaw doctor --fix`` of these keys
 (``legacy-config-migrations.runtime.retired-memory-qmd``): collections become
 ``memory.search.extraPaths`` entries, ``sessions.enabled`` session memory.
+
+Size: one set of keys, read (`QMD_SCHEMA`, `load_qmd_config`, `QmdConfig`) and migrated
+(`doctor_migration`): the migration would move out if the release's doctor grew other
+QMD rules.
 """
 
 from __future__ import annotations
