@@ -26,6 +26,7 @@ from memlab.datasets.synthetic.base import (
     register,
 )
 from memlab.datasets.synthetic.querymix import querymix_capacity
+from memlab.datasets.synthetic.realism import reword_for
 from memlab.datasets.synthetic.release import release_capacity
 from memlab.datasets.synthetic.slots import Slots
 
@@ -98,7 +99,8 @@ def build_paraphrase(b: Build, n: int) -> None:
         section = e.section if day == MEMORY_DAY else _daily_section(e.section)
         text = e.note.format(*(u[0] for u in e.units), v=value)
         note = b.note(day, section, text)
-        swapped = _swap_order(rng, len(e.units), b.cfg.paraphrase_strength)
+        strength = b.cfg.paraphrase_strength if b.cfg.paraphrase is None else b.cfg.paraphrase
+        swapped = _swap_order(rng, len(e.units), strength)
         words = [q if i in swapped else w for i, (w, q) in enumerate(e.units)]
         query = e.query.format(*words)
         b.ask("paraphrase", query[0].upper() + query[1:] + "?", value, [(note, "", text)])
@@ -164,7 +166,11 @@ def build_update(b: Build, n: int) -> None:
         lines = [attr.note.format(**{key: entity}, v=val) for val in values]
         notes = [b.note(d, section, text) for d, text in zip(days, lines, strict=True)]
         qid = b.ask(
-            "update", attr.query.format(**{key: entity}), values[-1], [(notes[-1], "", lines[-1])]
+            "update",
+            attr.query.format(**{key: entity}),
+            values[-1],
+            [(notes[-1], "", lines[-1])],
+            reword=reword_for(attr.query, **{key: entity}),
         )
         b.negatives.extend(
             (qid, nt, "stale", text) for nt, text in zip(notes[:-1], lines[:-1], strict=True)
@@ -194,11 +200,13 @@ def build_distractor(b: Build, n: int) -> None:
         fact_day = rng.randrange(b.cfg.days)
         ddays = other_days(rng, b.cfg.days, {fact_day}, d)
         note = b.note(fact_day, "Notes", lines[0])
+        attr0 = fam.attrs[picked[0]][0]
         qid = b.ask(
             "distractor",
-            fam.query.format(P=person, attr=fam.attrs[picked[0]][0]),
+            fam.query.format(P=person, attr=attr0),
             answer,
             [(note, "", lines[0])],
+            reword=reword_for(fam.query, P=person, attr=attr0),
         )
         for day, text in zip(ddays, lines[1:], strict=True):
             b.negatives.append((qid, b.note(day, "Notes", text), "distractor", text))
@@ -236,6 +244,7 @@ def build_redundancy(b: Build, n: int) -> None:
             fx.REDUNDANCY_QUERY.format(project=project, topic=topic),
             "; ".join(facts),
             spans,
+            reword=reword_for(fx.REDUNDANCY_QUERY, project=project, topic=topic),
         )
 
 
@@ -270,6 +279,7 @@ def build_multi(b: Build, n: int) -> None:
         kind = step % 4
         step += 1
         x, y = pools[kind].pop()
+        slots = {"x": x, "y": y}
         if kind == 0:  # owner in MEMORY.md, region in a log
             region = rng.choice(lx.REGIONS)
             f1, f2 = f"{x} owns the {y} service", f"{y} service moved to {region}"
@@ -290,6 +300,7 @@ def build_multi(b: Build, n: int) -> None:
             f2 = f"{y} service outage at {time}: {cause}"
             a, c = b.note(MEMORY_DAY, "Projects", f1), b.note(rng.randrange(days), "Notes", f2)
             q, ans = f"What caused the outage of the service {x} depends on for {purpose}?", cause
+            slots["purpose"] = purpose
         else:  # on-call lead in MEMORY.md, vacation in a log
             until = rng.choice(fx.VACATION_ENDS)
             f1 = f"{x} is the on-call lead for {y}"
@@ -297,7 +308,9 @@ def build_multi(b: Build, n: int) -> None:
             a, c = b.note(MEMORY_DAY, "People", f1), b.note(rng.randrange(days), "Notes", f2)
             q = f"Who is the on-call lead for {y}, and until when are they on vacation?"
             ans = f"{x}, until {until}"
-        b.ask("multi", q, ans, [(a, "", f1), (c, "", f2)])
+        b.ask(
+            "multi", q, ans, [(a, "", f1), (c, "", f2)], reword=reword_for(f"multi:{kind}", **slots)
+        )
 
 
 @register("cjk")
