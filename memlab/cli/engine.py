@@ -298,13 +298,18 @@ def get_rules(args: argparse.Namespace) -> str:
 
 def cmd_synth(args: argparse.Namespace) -> int:
     """``memlab synth``: generate a synthetic corpus (``SynthConfig`` from the flags,
-    then ``--set`` fields) and print its query counts by category; a bad setting, or a
-    folder it may not write (a workspace, a folder holding anything else, a corpus generated
-    before without ``--overwrite``: ``synthetic.writer.check_target``) is a ``CliError``."""
+    then ``--set`` fields) and print its query counts by category; with ``--like KIND``
+    the realism knobs are first fitted to that dataset's statistics (``synthetic.fit``;
+    the flags and ``--set`` fields given are kept as given) and each fitted statistic is
+    printed beside its target. A bad setting, an unknown ``--like`` dataset, or a folder it
+    may not write (a workspace, a folder holding anything else, a corpus generated before
+    without ``--overwrite``: ``synthetic.writer.check_target``) is a ``CliError``."""
     from memlab.datasets.synthetic import SynthConfig, generate
     from memlab.datasets.synthetic.writer import SynthTargetError
 
-    kwargs: dict[str, Any] = {"days": args.days, "seed": args.seed}
+    kwargs: dict[str, Any] = {"seed": args.seed}
+    if args.days is not None:
+        kwargs["days"] = args.days
     if args.notes_per_day is not None:
         kwargs["notes_per_day"] = args.notes_per_day
     if args.queries_per_type is not None:
@@ -319,7 +324,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
             hint = f"did you mean {close}?" if close else f"valid: {', '.join(fields)}"
             raise CliError(f"bad synth settings: unknown setting {key!r} ({hint})")
     try:
-        cfg = SynthConfig(**kwargs)
+        cfg = SynthConfig(**kwargs) if args.like is None else _fit_like(args, kwargs)
     except (TypeError, ValueError) as exc:
         raise CliError(f"bad synth settings: {exc}") from exc
     try:
@@ -334,6 +339,34 @@ def cmd_synth(args: argparse.Namespace) -> int:
     for cat, n in counts.items():
         print(f"  {cat:12} {n}")
     return 0
+
+
+def _fit_like(args: argparse.Namespace, fixed: dict[str, Any]) -> Any:
+    """The config fitted to ``--like`` (``synthetic.fit.fit_like`` on the dataset's
+    statistics without embeddings), its table printed; ``fixed``: the fields given."""
+    from memlab.cli.lab import LabError, load_dataset
+    from memlab.datasets.synthetic.fit import fit_like
+    from memlab.eval.stats import corpus_stats
+
+    if args.queries_per_type is not None:
+        raise CliError(
+            "--like fits how many questions each category asks (mix_weights): leave out"
+            " --queries-per-type"
+        )
+    try:
+        target = load_dataset(args.like, args.like_path, seed=args.seed)
+    except LabError as exc:
+        raise CliError(str(exc)) from exc
+    stats = corpus_stats(target)
+    stats.pop("per_query")
+    seed = fixed.pop("seed")
+    fit = fit_like(stats, seed=seed, fixed=fixed)
+    print(
+        f"fitted to {args.like} ({target.root}: {stats['queries']} questions,"
+        f" {stats['groups']} groups)"
+    )
+    print(fit.format())
+    return fit.config
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

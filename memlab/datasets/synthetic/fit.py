@@ -17,9 +17,10 @@ computed without embeddings: the fit reads words, not vectors) and returns the
 3. **size**: as many days as the target has files per workspace (30–400), and notes per
    day so that a file has its lines (at file level, re-scaled twice by the measured span
    length: a span is a file there).
-4. **paraphrase**: bisection on [0, 1] for the term overlap (it falls as the knob rises).
-5. **confusability**: when the best other unit's overlap is below the target, bisection
-   on [0, 1] (it rises with the knob; ``distractors_per_fact`` raised to its maximum when
+4. **paraphrase**: a bracketing search on [0, 1] (``_bisect``) for the term overlap (it
+   falls as the knob rises).
+5. **confusability**: when the best other unit's overlap is below the target, the same
+   search on [0, 1] (it rises with the knob; ``distractors_per_fact`` raised to its maximum when
    1 is not enough); when above, the look-alike lines the categories write themselves are
    cut (``distractors_per_fact`` 0, one ``update`` version, one ``redundancy`` copy).
 6. the term overlap again (a look-alike line in an evidence file moves it at file level).
@@ -32,6 +33,7 @@ equal. A statistic the knobs cannot reach is reported as missed, never hidden.
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -60,7 +62,7 @@ TOLERANCES: dict[str, float] = {
     "span_lines": 0.20,  # relative
     "forms": 0.05,  # total variation distance
 }
-_STEPS = 7  # bisection steps: a knob to 1/128
+_STEPS = 6  # search steps per knob
 
 
 def form_distance(a: dict[str, float], b: dict[str, float]) -> float:
@@ -86,29 +88,47 @@ class LikeFit:
         return all(r["within"] for r in self.rows)
 
     def knobs(self) -> dict[str, Any]:
-        """The fitted fields: ``config_record`` without the fields the fit never sets."""
-        rec = config_record(self.config)
-        return {k: v for k, v in rec.items() if k not in ("end_date", "seed")}
+        """The fitted config's fields that differ from ``SynthConfig()``'s (seed aside)."""
+        rec, default = config_record(self.config), config_record(SynthConfig())
+        return {k: v for k, v in rec.items() if k != "seed" and default.get(k, _NONE) != v}
 
     def format(self) -> str:
         """The fit as text: each statistic beside its target, then the fitted knobs."""
-        head = f"{'statistic':<20} {'target':>10} {'fitted':>10}  {'tolerance':<22} ok"
+        cells = [
+            (r["statistic"], _show(r["target"]), _show(r["fitted"]), r["tolerance"], r["within"])
+            for r in self.rows
+        ]
+        names = ("statistic", "target", "fitted", "tolerance")
+        w = [max(len(c[i]) for c in [names, *cells]) for i in range(4)]
+        head = f"{names[0]:<{w[0]}}  {names[1]:>{w[1]}}  {names[2]:>{w[2]}}  {names[3]:<{w[3]}}  ok"
         out = [head, "-" * len(head)]
-        for r in self.rows:
+        for name, t, f, tol, ok in cells:
             out.append(
-                f"{r['statistic']:<20} {_show(r['target']):>10} {_show(r['fitted']):>10}  "
-                f"{r['tolerance']:<22} {'yes' if r['within'] else 'MISSED'}"
+                f"{name:<{w[0]}}  {t:>{w[1]}}  {f:>{w[2]}}  {tol:<{w[3]}}  {'yes' if ok else 'MISSED'}"
             )
-        knobs = ", ".join(f"{k}={v}" for k, v in self.knobs().items())
+        out.append(
+            "forms: q question, m multi (2+ spans), i identifier, k keyword, d dated, c cjk"
+            " (memlab.eval.stats.measure.query_form)"
+        )
+        knobs = ", ".join(f"{k}={_knob(v)}" for k, v in self.knobs().items())
         out.append(f"fitted knobs ({self.evaluations} corpora measured): {knobs}")
         return "\n".join(out)
+
+
+_NONE = object()
+
+
+def _knob(v: Any) -> str:
+    if isinstance(v, list):
+        return ",".join(_knob(x) for x in v)
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _show(x: Any) -> str:
     if isinstance(x, float):
         return f"{x:.3f}"
-    if isinstance(x, dict):
-        return "/".join(f"{v:.2f}" for v in x.values())
+    if isinstance(x, dict):  # a form mix: "q .52 m .38"
+        return " ".join(f"{k[0]} {v:.2f}".replace(" 0.", " .") for k, v in x.items())
     return str(x)
 
 
@@ -132,8 +152,10 @@ class _Measure:
 
 def _bisect(measure: Callable[[float], float], target: float, tol: float, rising: bool) -> float:
     """The knob in [0, 1] whose measure is nearest ``target`` (the measure monotone in the
-    knob, rising or falling): the end it cannot pass, else bisection to within ``tol / 2``
-    or ``_STEPS`` steps."""
+    knob, rising or falling): the end it cannot pass, else a bracketing search — the
+    secant through the bracket's ends (Illinois' regula falsi; the knob is roughly linear in
+    the measure), bisection when a step lands at an end — to within ``tol / 2`` or
+    ``_STEPS`` steps."""
     lo, hi = 0.0, 1.0
     f_lo, f_hi = measure(lo), measure(hi)
     sign = 1.0 if rising else -1.0
@@ -141,25 +163,30 @@ def _bisect(measure: Callable[[float], float], target: float, tol: float, rising
         return lo
     if sign * (target - f_hi) >= 0:
         return hi
-    best, gap = (
-        (lo, abs(f_lo - target))
-        if abs(f_lo - target) < abs(f_hi - target)
-        else (
-            hi,
-            abs(f_hi - target),
-        )
-    )
+    best, gap = min(((lo, abs(f_lo - target)), (hi, abs(f_hi - target))), key=lambda t: t[1])
+    side = 0
     for _ in range(_STEPS):
-        mid = round((lo + hi) / 2, 6)
+        mid = lo + (target - f_lo) * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else (lo + hi) / 2
+        if not lo < mid < hi:
+            mid = (lo + hi) / 2
+        mid = round(mid, 2)  # a knob to two decimals: what a user would type
+        if mid in (lo, hi):
+            break
         f = measure(mid)
         if abs(f - target) < gap:
             best, gap = mid, abs(f - target)
         if gap <= tol / 2:
             break
-        if sign * (target - f) > 0:
-            lo = mid
+        if sign * (target - f) > 0:  # the target lies above mid
+            lo, f_lo = mid, f
+            if side == -1:  # Illinois: halve the stale end's weight
+                f_hi = target + (f_hi - target) / 2
+            side = -1
         else:
-            hi = mid
+            hi, f_hi = mid, f
+            if side == 1:
+                f_lo = target + (f_lo - target) / 2
+            side = 1
     return best
 
 
@@ -227,10 +254,14 @@ def fit_like(
 
     ``questions``: how many questions the corpus asks (default: the target's per group,
     within 100–400); ``fixed``: ``SynthConfig`` fields the fit keeps as given (``--set``);
-    ``workdir``: where the trial corpora are written (default a temporary folder).
+    ``workdir``: where the trial corpora are written (default a temporary folder, under
+    /dev/shm when there is one).
     """
     fixed = dict(fixed or {})
-    with tempfile.TemporaryDirectory(prefix="memlab-like-") as tmp:
+    # Trial corpora are written and read once each: in memory when the system has a tmpfs
+    # (Linux's /dev/shm), several times faster than a disk.
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="memlab-like-", dir=shm) as tmp:
         measure = _Measure(Path(workdir) if workdir else Path(tmp))
         cfg = _fit(target, measure, seed, questions, fixed)
         got = measure(cfg)

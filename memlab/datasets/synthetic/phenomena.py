@@ -72,15 +72,17 @@ def _daily_section(memory_section: str) -> str:
     return "Decisions" if memory_section == "Decisions" else "Notes"
 
 
-def _swap_order(rng: random.Random, n_units: int, strength: float) -> set[int]:
-    """Units swapped at ``strength``: the first round(strength·n) of a fixed permutation.
+def _swap_order(rng: random.Random, n_units: int, strength: float, offset: float = 0.5) -> set[int]:
+    """Units swapped at ``strength``: the first floor(strength·n + offset) of a fixed
+    permutation (``offset`` 0.5: round half up; a per-question uniform draw in [0, 1):
+    stochastic rounding, whose mean is exactly strength·n).
 
     Nested in strength (a higher strength swaps a superset), so the number of
-    shared content words never grows with strength. Round half up.
+    shared content words never grows with strength.
     """
     order = list(range(n_units))
     rng.shuffle(order)
-    return set(order[: math.floor(strength * n_units + 0.5)])
+    return set(order[: math.floor(strength * n_units + offset)])
 
 
 @register("paraphrase")
@@ -88,10 +90,14 @@ def build_paraphrase(b: Build, n: int) -> None:
     """``n`` paraphrase questions: a lexicon fact, its query with swapped wording.
 
     A share ``paraphrase_strength`` of the entry's units is swapped for synonyms
-    (``_swap_order``; 1 → no content word or stem shared with the note). A quarter of
+    (``_swap_order``; 1 → no content word or stem shared with the note); with the realism
+    knob ``paraphrase`` set, that share instead, stochastically rounded. A quarter of
     the notes go to MEMORY.md. ``n`` <= ``len(PARAPHRASES)`` (distinct entries).
     """
     rng = random_stream(b.cfg.seed, "paraphrase")
+    # The realism knob rounds each question's share stochastically (draws of its own, so
+    # the notes do not move), so the corpus's overlap falls smoothly with it.
+    knob = None if b.cfg.paraphrase is None else random_stream(b.cfg.seed, "reword|paraphrase")
     for idx in rng.sample(range(len(fx.PARAPHRASES)), n):
         e = fx.PARAPHRASES[idx]
         value = rng.choice(e.values)
@@ -99,8 +105,10 @@ def build_paraphrase(b: Build, n: int) -> None:
         section = e.section if day == MEMORY_DAY else _daily_section(e.section)
         text = e.note.format(*(u[0] for u in e.units), v=value)
         note = b.note(day, section, text)
-        strength = b.cfg.paraphrase_strength if b.cfg.paraphrase is None else b.cfg.paraphrase
-        swapped = _swap_order(rng, len(e.units), strength)
+        if knob is None:
+            swapped = _swap_order(rng, len(e.units), b.cfg.paraphrase_strength)
+        else:
+            swapped = _swap_order(rng, len(e.units), b.cfg.paraphrase or 0.0, knob.random())
         words = [q if i in swapped else w for i, (w, q) in enumerate(e.units)]
         query = e.query.format(*words)
         b.ask("paraphrase", query[0].upper() + query[1:] + "?", value, [(note, "", text)])

@@ -38,18 +38,21 @@ def reword_for(key: str, **slots: str) -> Reword:
 
 
 def swapped_units(reword: Reword, share: float, rng: random.Random) -> set[int]:
-    """The units said in other words at ``share``: the first round(share · n) (half up) of
-    an order that puts the word units first, shuffled by ``rng``, and the names last.
+    """The units said in other words at ``share``: the first floor(share · n + u) of an
+    order that puts the word units first, shuffled by ``rng``, and the names last; u is a
+    uniform draw in [0, 1) from ``rng`` (stochastic rounding: on average share · n units,
+    so a corpus's overlap falls smoothly with the knob, not in steps of 1/n).
 
     Nested in ``share`` for one ``rng`` state: a larger share swaps a superset, so a
-    question's overlap with its evidence never grows with it. Names go last so that a
-    question keeps saying whom it is about while there are words left to reword.
+    question's overlap with its evidence never grows with it; 0 swaps none, 1 all. Names go
+    last so that a question keeps saying whom it is about while there are words left.
     """
+    offset = rng.random()
     words = [i for i, u in enumerate(reword.units) if not u[2]]
     names = [i for i, u in enumerate(reword.units) if u[2]]
     rng.shuffle(words)
     order = words + names
-    return set(order[: math.floor(share * len(order) + 0.5)])
+    return set(order[: math.floor(share * len(order) + offset)])
 
 
 def reworded(reword: Reword, share: float, rng: random.Random) -> str:

@@ -24,18 +24,18 @@ REWORDS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     key: (template, tuple(tuple(u.split("=", 1)) for u in units.split(";")))  # type: ignore[misc]
     for key, template, units in parse_table(
         """
-Where does {P} prefer to be pinged? | Where does {0} {1} to be {2}? | {P}=@person;prefer=like;pinged=contacted
+Where does {P} prefer to be pinged? | {0} {1} to be {2} on what? | {P}=@person;prefers=likes;pinged=contacted
 What are {P}'s working hours? | What are {0}'s {1} {2}? | {P}=@person;working=office;hours=times
 Which code editor does {P} prefer? | Which is {0}'s {1} {2} {3}? | {P}=@person;preferred=favourite;code=programming;editor=app
 Which model should write {P}'s daily summaries? | Who should have {0} {1}'s {2} {3}? | written=drafted;{P}=@person;daily=everyday;summaries=recaps
 What is the default branch for {project}? | What is the {0} {1} for {2}? | default=standard;branch=code line;{project}=@project
-How often does the {project} release train leave? | How often is {0}'s {1} {2}? | {project}=@project;release=ship;train=cycle
+How often does the {project} release train leave? | {0}'s {1} {2} {3} when? | {project}=@project;release=ship;train=cycle;leaves=departs
 Which Node version is {project} pinned to? | Which {0} {1} is {2} {3} to? | Node=JavaScript runtime;version=build;{project}=@project;pinned=locked
 What is the {project} error budget? | What is {0}'s {1} {2}? | {project}=@project;error=failure;budget=allowance
 What {attr} does {P} use? | What {0} does {1} have? | {attr}=~;{P}=@person
 What is {P}'s favourite {attr}? | What is {0}'s {1} {2}? | {P}=@person;favourite=go-to;{attr}=~
 What is {P}'s {attr}? | What is {0}'s {1}? | {P}=@person;{attr}=~
-What do we know about the {project} {topic}? | What is the latest on {0}'s {1}? | {project}=@project;{topic}=~
+What do we know about the {project} {topic}? | What about {0}'s {1}? | {project}=@project;{topic}=~
 multi:0 | Where is the {0} that {1} {2}? | service=system;{x}=@person;owns=looks after
 multi:1 | When was {0}'s {1} {2}, and when was it {3}? | {x}=@project;{y}=~;kicked off=started;shipped=released
 multi:2 | Why was there an {0} of the {1} {2} {3} on for {4}? | outage=downtime;service=system;{x}=@project;depends=relies;{purpose}=~
@@ -58,7 +58,7 @@ SYNONYMS: dict[str, str] = dict(
         """
 laptop | notebook computer
 phone | mobile
-monitor | display screen
+monitor | external screen
 keyboard | typing gear
 headset | headphones
 tablet | touch device
@@ -79,10 +79,10 @@ data migration | database move
 security audit | safety review
 pricing change | price update
 hiring | recruiting
-API deprecation | endpoint retirement
+API deprecation | interface phase-out
 mobile app | phone application
 docs revamp | documentation rewrite
-SSO rollout | single sign-on launch
+SSO rollout | unified login launch
 dark mode | night theme
 CSV export | spreadsheet download
 audit log | activity record
