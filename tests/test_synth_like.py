@@ -77,7 +77,7 @@ def test_like_a_notes_corpus_on_the_command_line(tmp_path: Path) -> None:
     assert f"{target['term_overlap']:.3f}" in table
 
 
-def test_like_keeps_what_is_given_and_refuses_a_question_count(tmp_path: Path) -> None:
+def test_like_keeps_what_is_given(tmp_path: Path) -> None:
     persona = ["--like", "folder", "--like-path", str(REPO / "datasets" / "synthetic-small")]
     code, _, err = cli("synth", str(tmp_path / "a"), *persona, "--set", "paraphrase=0")
     assert code == 0, err
@@ -86,6 +86,8 @@ def test_like_keeps_what_is_given_and_refuses_a_question_count(tmp_path: Path) -
         == 0
     )
     code, _, err = cli("synth", str(tmp_path / "b"), *persona, "--queries-per-type", "5")
-    assert code == 2 and "leave out --queries-per-type" in err
+    assert code == 0, err
+    counts = json.loads((tmp_path / "b" / "dataset.json").read_text())["info"]["counts"]
+    assert max(counts.values()) == 5
     code, _, err = cli("synth", str(tmp_path / "c"), "--like", "folder")
     assert code == 2 and "--path is required" in err

@@ -13,7 +13,8 @@ ranked as of each query), read from ../shared via the loaders (a set that is not
 skipped with a message). Each group's overlap places it on the curve of its style; the
 curve predicts a weight (its plateau midpoints, interpolated) and a preset order; the
 group's own plateau and order say whether the prediction holds: inside or not, and
-Kendall's tau-b of the orders.
+Kendall's tau-b of the orders. A second prediction per set: a corpus fitted to the set's
+statistics (``memlab synth --like``), its plateau midpoint and preset order.
 
 Reproduce (docs/realism.md; all-MiniLM-L6-v2; the first run embeds the ladders and the dev
 sets, ~10 min on 2 shared cores, cached after; ``--embedder hashing`` for a fast check):
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np
 
-from benchmarks._common import REPO, log, parser, print_table, report
+from benchmarks._common import REPO, cache_dir, log, parser, print_table, report
 from benchmarks.studies.shared import base_embedder
 from memlab.eval.realism import (
     CURVE_PRESETS,
@@ -43,7 +44,9 @@ from memlab.eval.realism import (
     WEIGHTS,
     Point,
     curve_table,
+    judge,
     ladder_points,
+    like_point,
     measure_points,
     place,
 )
@@ -91,13 +94,16 @@ def curve(name: str) -> list[Point]:
     return points
 
 
-def groups(name: str) -> list[Point]:
-    """Every real dev group's point (a set not found is skipped, said on stderr)."""
+def groups(name: str) -> tuple[list[Point], dict[str, Point]]:
+    """Every real dev group's point, and per set the point of a synthetic corpus fitted to
+    the set's statistics (``--like``: ``memlab.eval.realism.like_point``, written under the
+    benchmark cache). A set not found is skipped, said on stderr."""
     from memlab.cli.lab import LabError, load_dataset
     from memlab.eval.lab import Lab
     from memlab.eval.stats import corpus_stats
 
     out: list[Point] = []
+    like: dict[str, Point] = {}
     for kind, (unit, metric) in REAL.items():
         try:
             ds = load_dataset(kind, None)
@@ -118,7 +124,14 @@ def groups(name: str) -> list[Point]:
         parts = {f"{kind}:{g}": q.loc[q["group"] == g, "qid"].tolist() for g in ds.workspaces}
         by = {f"{kind}:{g}": s for g, s in stats["by_group"].items()}
         out += measure_points(lab, parts, metric, by, style=stats["style"])
-    return out
+        log(f"{kind}: a corpus like it")
+        stats.pop("per_query")
+        emb = "hashing" if name == "hashing" else "local"
+        like[kind], fit = like_point(
+            stats, f"like {kind}", cache_dir() / f"realism-like-{kind}", metric, embedder=emb
+        )
+        print(f"\nsynth --like {kind}:\n{fit.format()}")
+    return out, like
 
 
 def main() -> int:
@@ -134,11 +147,13 @@ def main() -> int:
         f"\nThe curve ({args.embedder}; recall@10; plateau: vector weights within {PLATEAU_TOLERANCE} of the best)"
     )
     print_table(curve_table(points))
-    real = groups(args.embedder)
-    placed = []
+    real, like = groups(args.embedder)
+    placed, liked = [], []
     for g in real:
         line = [p for p in points if p.style == g.style]
         placed.append(place(g, line))
+        twin = like[g.name.split(":")[0]]
+        liked.append(judge(g, twin.middle, twin.figures))
     rows = [
         {
             "group": r["group"],
@@ -179,6 +194,33 @@ def main() -> int:
         missed = [r["group"] for r in placed if not r["inside"]]
         if missed:
             print(f"not inside: {', '.join(missed)}")
+        print("\nThe corpora fitted to each set (synth --like), as points")
+        print_table(curve_table(list(like.values())))
+        print("\nEach dev group against the corpus fitted to its set")
+        print_table(
+            [
+                {
+                    "group": r["group"],
+                    "plateau": f"{r['plateau'][0]:.2f}–{r['plateau'][1]:.2f}",
+                    "predicted": round(r["predicted"], 2),
+                    "inside": "yes" if r["inside"] else "NO",
+                    "tau": round(r["tau"], 3),
+                    "predicted best": r["predicted_best_preset"],
+                }
+                for r in liked
+            ]
+        )
+        taus_like = np.array([r["tau"] for r in liked])
+        summary["like"] = {
+            "inside": sum(r["inside"] for r in liked),
+            "tau_at_least_goal": int((taus_like >= TAU_GOAL).sum()),
+            "tau_median": float(np.nanmedian(taus_like)),
+        }
+        print(
+            f"\nfitted corpora: inside {summary['like']['inside']} of {len(liked)}; tau >="
+            f" {TAU_GOAL}: {summary['like']['tau_at_least_goal']} (median"
+            f" {summary['like']['tau_median']:.3f})"
+        )
     report(
         "realism_curve",
         args,
@@ -195,6 +237,8 @@ def main() -> int:
             "curve": [p.to_json() for p in points],
             "groups": [g.to_json() for g in real],
             "placed": placed,
+            "like": {k: v.to_json() for k, v in like.items()},
+            "placed_like": liked,
             "summary": summary,
         },
     )

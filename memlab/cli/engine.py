@@ -343,16 +343,12 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 def _fit_like(args: argparse.Namespace, fixed: dict[str, Any]) -> Any:
     """The config fitted to ``--like`` (``synthetic.fit.fit_like`` on the dataset's
-    statistics without embeddings), its table printed; ``fixed``: the fields given."""
+    statistics without embeddings), its table printed; ``fixed``: the fields given (kept;
+    ``--queries-per-type N``: the largest category asks N, the others in proportion)."""
     from memlab.cli.lab import LabError, load_dataset
     from memlab.datasets.synthetic.fit import fit_like
     from memlab.eval.stats import corpus_stats
 
-    if args.queries_per_type is not None:
-        raise CliError(
-            "--like fits how many questions each category asks (mix_weights): leave out"
-            " --queries-per-type"
-        )
     try:
         target = load_dataset(args.like, args.like_path, seed=args.seed)
     except LabError as exc:
@@ -400,20 +396,22 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--days",
         type=int,
-        default=DEFAULT_DAYS,
-        help="daily logs in the corpus (default: %(default)s)",
+        default=None,
+        help="daily logs (sessions) in the corpus (default: fitted to the shipped persona;"
+        f" without it {DEFAULT_DAYS})",
     )
     p.add_argument(
         "--notes-per-day",
         type=int,
-        default=DEFAULT_NOTES_PER_DAY,
-        help="background notes per daily log (default: %(default)s)",
+        default=None,
+        help="background notes per day (default: fitted to the shipped persona; without it"
+        f" {DEFAULT_NOTES_PER_DAY})",
     )
     p.add_argument(
         "--questions-per-type",
         type=int,
         default=DEFAULT_QUERIES_PER_TYPE,
-        help="questions per phenomenon, capped by what the generator supports"
-        " (default: %(default)s)",
+        help="questions of the largest phenomenon (the others in the persona's proportions),"
+        " capped by what the generator supports (default: %(default)s)",
     )
     p.add_argument("--seed", type=int, default=7)

@@ -49,8 +49,10 @@ __all__ = [
     "Point",
     "committed_ladder",
     "curve_table",
+    "judge",
     "kendall_tau",
     "ladder_points",
+    "like_point",
     "measure_points",
     "place",
     "plateau",
@@ -202,6 +204,45 @@ def ladder_points(lab: Lab, style: str, **kw: Any) -> list[Point]:
     return measure_points(lab, parts, "recall@10", stats, style=style, paraphrase=names, **kw)
 
 
+def like_point(
+    target: Mapping[str, Any],
+    name: str,
+    folder: str | Path,
+    metric: str,
+    *,
+    embedder: Any = "local",
+    seed: int = 0,
+    **kw: Any,
+) -> tuple[Point, Any]:
+    """The point of a synthetic corpus fitted to ``target`` (a dataset's ``corpus_stats``:
+    ``memlab.datasets.synthetic.fit.fit_like``), written to ``folder`` (reused when it
+    holds that config's corpus), indexed one line per unit at the target's level, scored
+    with ``metric``. Returns (point, the fit): a second prediction for the target's groups
+    (``judge`` with its plateau midpoint and figures), from every statistic the fit matches
+    rather than from the overlap alone."""
+    from memlab.datasets.base import load_folder
+    from memlab.datasets.synthetic import generate, generated_with
+    from memlab.datasets.synthetic.fit import fit_like
+    from memlab.eval.lab import Lab
+    from memlab.eval.stats import corpus_stats
+
+    fit = fit_like(dict(target), seed=seed)
+    folder = Path(folder)
+    ds = load_folder(folder) if generated_with(folder, fit.config) else None
+    ds = ds or generate(fit.config, folder, overwrite=True)
+    lab = Lab(
+        ds,
+        embedder=embedder,
+        unit="turn",
+        level=ds.info.get("level", "unit"),
+        progress=False,
+        cache_vectors=True,
+    )
+    stats = corpus_stats(ds)
+    parts = {name: ds.queries["qid"].tolist()}
+    return measure_points(lab, parts, metric, {name: stats}, style=stats["style"], **kw)[0], fit
+
+
 def predict(curve: Sequence[Point], overlap: float) -> tuple[float, dict[str, float]]:
     """The curve's prediction at ``overlap``: the interpolated plateau midpoint and each
     preset's interpolated figure (module docstring). ``curve``: points of one style."""
@@ -224,12 +265,10 @@ def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return float(kendalltau([a[k] for k in keys], [b[k] for k in keys]).statistic)
 
 
-def place(group: Point, curve: Sequence[Point]) -> dict[str, Any]:
-    """A real group against the curve of its style: its overlap, its plateau, the predicted
-    weight and whether the plateau holds it, the best preset (own and predicted) and the
-    tau of the preset orders."""
-    weight, figures = predict(curve, group.overlap)
-    own_best = max(group.figures, key=lambda k: group.figures[k])
+def judge(group: Point, weight: float, figures: Mapping[str, float]) -> dict[str, Any]:
+    """A real group against a prediction (a weight and the presets' figures): its overlap,
+    its plateau, whether the plateau holds the weight, the best preset (own and predicted)
+    and Kendall's tau-b of the preset orders."""
     return {
         "group": group.name,
         "n": group.n,
@@ -240,9 +279,15 @@ def place(group: Point, curve: Sequence[Point]) -> dict[str, Any]:
         "predicted": weight,
         "inside": bool(group.low - 1e-9 <= weight <= group.high + 1e-9),
         "tau": kendall_tau(group.figures, figures),
-        "best_preset": own_best,
+        "best_preset": max(group.figures, key=lambda k: group.figures[k]),
         "predicted_best_preset": max(figures, key=lambda k: figures[k]),
     }
+
+
+def place(group: Point, curve: Sequence[Point]) -> dict[str, Any]:
+    """A real group against the curve of its style: ``judge`` of ``predict`` at its
+    overlap."""
+    return judge(group, *predict(curve, group.overlap))
 
 
 def curve_table(points: Sequence[Point]) -> list[dict[str, Any]]:

@@ -16,12 +16,14 @@ asked, no top/right spines, light horizontal grid only.
 - ``metrics``: ``plot_by_category`` (bars per question category), ``plot_recall_at_k``.
 - ``scores``: ``score_frame``, ``plot_score_distributions`` (histograms per leg and stage).
 - ``ranks``: ``mark_relevant``, ``plot_rank_changes`` (a bump chart of two systems' top k).
+- ``realism``: ``plot_realism`` (the tuned weight's plateau against term overlap).
 """
 
 from __future__ import annotations
 
 from memlab.viz.metrics import plot_by_category, plot_recall_at_k
 from memlab.viz.ranks import mark_relevant, plot_rank_changes
+from memlab.viz.realism import plot_realism
 from memlab.viz.scores import plot_score_distributions, score_frame
 from memlab.viz.style import COLUMN_LABELS, PARAM_LABELS, metric_label
 from memlab.viz.sweeps import plot_heatmap, plot_sweep
@@ -34,6 +36,7 @@ __all__ = [
     "plot_by_category",
     "plot_heatmap",
     "plot_rank_changes",
+    "plot_realism",
     "plot_recall_at_k",
     "plot_score_distributions",
     "plot_sweep",

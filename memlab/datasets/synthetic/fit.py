@@ -191,10 +191,16 @@ def _bisect(measure: Callable[[float], float], target: float, tol: float, rising
 
 
 def _mix(
-    target: dict[str, Any], probe: dict[str, Any], total: int, cfg: SynthConfig
+    target: dict[str, Any],
+    probe: dict[str, Any],
+    total: int,
+    cfg: SynthConfig,
+    fixed_qpt: int | None = None,
 ) -> SynthConfig:
     """``mix``, ``mix_weights`` and ``queries_per_type`` for the target's form shares
-    (module docstring, step 2), capped by each category's capacity."""
+    (module docstring, step 2), capped by each category's capacity; ``fixed_qpt``: the
+    ``queries_per_type`` given, which the largest category then asks (the rest in
+    proportion, each capped by its capacity when generated)."""
     import numpy as np
     from scipy.optimize import nnls
 
@@ -218,6 +224,9 @@ def _mix(
     caps = capacity(replace(cfg, mix=tuple(counts)))
     counts = {c: min(n, caps[c]) for c, n in counts.items()}
     qpt = max(counts.values())
+    if fixed_qpt:  # the largest category asks this many; the others in proportion
+        counts = {c: max(1, math.floor(n * fixed_qpt / qpt + 0.5)) for c, n in counts.items()}
+        qpt = fixed_qpt
     return replace(
         cfg,
         mix=tuple(counts),
@@ -230,7 +239,16 @@ def _mix(
 def _probe_profile(measure: _Measure, cfg: SynthConfig) -> dict[str, dict[str, float]]:
     """Each form group's measured form shares on a probe corpus of every category."""
     cats = [c for g in FORM_CATEGORIES.values() for c in g]
-    probe = replace(cfg, mix=tuple(cats), mix_weights=(), queries_per_type=20, cjk_fraction=0.2)
+    # A query's form reads its text and its span count only: a small corpus tells it.
+    probe = replace(
+        cfg,
+        mix=tuple(cats),
+        mix_weights=(),
+        queries_per_type=20,
+        cjk_fraction=0.2,
+        days=30,
+        notes_per_day=2,
+    )
     rows = measure(probe)
     out: dict[str, dict[str, float]] = {}
     for g, members in FORM_CATEGORIES.items():
@@ -284,7 +302,8 @@ def _fit(
     cfg = SynthConfig(seed=seed, **fixed)
     cfg = pin(cfg, style=target["style"], level=target["level"], days=_clamp(files, 30, 400))
     if "mix" not in fixed:
-        cfg = _mix(target, _probe_profile(measure, cfg), total, cfg)
+        qpt = fixed.get("queries_per_type")
+        cfg = _mix(target, _probe_profile(measure, cfg), total, cfg, qpt)
     tol = TOLERANCES
     for _ in range(3):  # size, overlap, confusers; again while a statistic is out
         if "notes_per_day" not in fixed:

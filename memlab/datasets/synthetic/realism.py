@@ -87,8 +87,9 @@ def apply_paraphrase(b: Build) -> None:
 def add_confusers(b: Build) -> None:
     """Write ``distractors_per_fact`` look-alike lines for each word question
     (``vocab.SYNTH_WORD_CATEGORIES``) at ``cfg.confusability`` = c: each holds the first
-    k = round(c · n) (half up) of the question's n content words (``lexicon.content_terms``,
-    in an order shuffled per question, so nested in c) in a ``CONFUSER_FRAMES`` frame, on
+    k = floor(c · n + u) of the question's n content words (``lexicon.content_terms``, in an
+    order shuffled per question; u uniform in [0, 1) per question: stochastic rounding, so
+    nested in c and on average c · n) in a ``CONFUSER_FRAMES`` frame, on
     a random day (``Notes``). No-op when the knob is None. The lines are not evidence and
     are not negatives either: they state nothing about the question's fact.
     """
@@ -100,9 +101,10 @@ def add_confusers(b: Build) -> None:
         if q["category"] not in SYNTH_WORD_CATEGORIES:
             continue
         rng = random_stream(b.cfg.seed, f"confuse|{q['qid']}")
+        offset = rng.random()
         words = lx.content_terms(q["query"])
         rng.shuffle(words)
-        k = math.floor(c * len(words) + 0.5)
+        k = math.floor(c * len(words) + offset)
         for _ in range(b.cfg.distractors_per_fact):
             frame = rng.choice(rw.CONFUSER_FRAMES)
             said = " and ".join(words[:k]) if k else "it"
