@@ -89,6 +89,35 @@ def test_demo_runs_and_prints_each_step(demo_run: dict) -> None:
     assert "degenerate reference" in text
 
 
+def test_the_synthetic_half_is_fitted_to_the_persona_and_the_lesson_places_it(
+    demo_run: dict,
+) -> None:
+    """Step 1 fits the corpus to the shipped persona (each statistic beside its target; the
+    sizes given on the command line kept), and the conclusion places the persona on the
+    overlap curve by its own statistics."""
+    from memlab.datasets.realmem import load_realmem
+    from memlab.eval.stats import corpus_stats
+
+    text = demo_run["flat"]
+    head = text.split("[2/8]")[0]
+    assert "synthetic corpus like the shipped RealMem persona" in head
+    for stat in ("term_overlap", "distractor_overlap", "span_lines", "forms", "style"):
+        assert stat in head
+    (corpus,) = demo_run["out"].glob("corpus-*")
+    cfg = json.loads((corpus / "dataset.json").read_text())["info"]["config"]
+    assert cfg["style"] == "conversation" and cfg["level"] == "file"
+    assert cfg["days"] == 60 and cfg["notes_per_day"] == 10 and 0 <= cfg["paraphrase"] <= 1
+    persona = corpus_stats(
+        load_realmem(REPO / "datasets" / "realmem", demo_run["out"] / "realmem" / "data")
+    )
+    m = re.search(r"The persona asks with overlap (\d\.\d\d)", text)
+    assert m and float(m[1]) == round(persona["term_overlap"], 2)
+    assert re.search(
+        r"its own plateau, on all its queries, is \d\.\d\d–\d\.\d\d — (inside|outside)", text
+    )
+    assert "a tuned weight is a function of the corpus" in text
+
+
 def test_real_persona_rows_match_the_saved_experiment(demo_run: dict) -> None:
     """The real persona's table (RealMem's recall_any@10, held-out queries): each row's mean
     and Δ vs 0.7/0.3 with its bootstrap CI, recomputed from the saved per-query values; and

@@ -304,6 +304,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
     printed beside its target. A bad setting, an unknown ``--like`` dataset, or a folder it
     may not write (a workspace, a folder holding anything else, a corpus generated before
     without ``--overwrite``: ``synthetic.writer.check_target``) is a ``CliError``."""
+    from memlab.cli.stats import fit_like_args
     from memlab.datasets.synthetic import SynthConfig, generate
     from memlab.datasets.synthetic.writer import SynthTargetError
 
@@ -324,7 +325,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
             hint = f"did you mean {close}?" if close else f"valid: {', '.join(fields)}"
             raise CliError(f"bad synth settings: unknown setting {key!r} ({hint})")
     try:
-        cfg = SynthConfig(**kwargs) if args.like is None else _fit_like(args, kwargs)
+        cfg = SynthConfig(**kwargs) if args.like is None else fit_like_args(args, kwargs)
     except (TypeError, ValueError) as exc:
         raise CliError(f"bad synth settings: {exc}") from exc
     try:
@@ -339,30 +340,6 @@ def cmd_synth(args: argparse.Namespace) -> int:
     for cat, n in counts.items():
         print(f"  {cat:12} {n}")
     return 0
-
-
-def _fit_like(args: argparse.Namespace, fixed: dict[str, Any]) -> Any:
-    """The config fitted to ``--like`` (``synthetic.fit.fit_like`` on the dataset's
-    statistics without embeddings), its table printed; ``fixed``: the fields given (kept;
-    ``--queries-per-type N``: the largest category asks N, the others in proportion)."""
-    from memlab.cli.lab import LabError, load_dataset
-    from memlab.datasets.synthetic.fit import fit_like
-    from memlab.eval.stats import corpus_stats
-
-    try:
-        target = load_dataset(args.like, args.like_path, seed=args.seed)
-    except LabError as exc:
-        raise CliError(str(exc)) from exc
-    stats = corpus_stats(target)
-    stats.pop("per_query")
-    seed = fixed.pop("seed")
-    fit = fit_like(stats, seed=seed, fixed=fixed)
-    print(
-        f"fitted to {args.like} ({target.root}: {stats['queries']} questions,"
-        f" {stats['groups']} groups)"
-    )
-    print(fit.format())
-    return fit.config
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""``memlab stats``: how a dataset's questions relate to their memory (``memlab.eval.stats``).
+"""``memlab stats``: how a dataset's questions relate to their memory (``memlab.eval.stats``),
+and ``memlab synth --like``'s fit of the realism knobs to those statistics (``fit_like_args``).
 
 Module-level imports stay light (the lab is imported inside the command), so ``memlab
 --help`` does not load the evaluation package.
@@ -10,9 +11,10 @@ import argparse
 from typing import Any
 
 from memlab.cli.lab import lab_command
+from memlab.errors import CliError
 from memlab.vocab import DATASETS, LAB_EMBEDDERS
 
-__all__ = ["add_parser", "cmd_stats"]
+__all__ = ["add_parser", "cmd_stats", "fit_like_args"]
 
 
 def add_parser(sub: Any) -> None:
@@ -52,3 +54,27 @@ def cmd_stats(args: argparse.Namespace) -> int:
     else:
         print(format_stats(stats))
     return 0
+
+
+def fit_like_args(args: argparse.Namespace, fixed: dict[str, Any]) -> Any:
+    """``memlab synth --like``: the config fitted to ``--like`` (``synthetic.fit.fit_like`` on the dataset's
+    statistics without embeddings), its table printed; ``fixed``: the fields given (kept;
+    ``--queries-per-type N``: the largest category asks N, the others in proportion)."""
+    from memlab.cli.lab import LabError, load_dataset
+    from memlab.datasets.synthetic.fit import fit_like
+    from memlab.eval.stats import corpus_stats
+
+    try:
+        target = load_dataset(args.like, args.like_path, seed=args.seed)
+    except LabError as exc:
+        raise CliError(str(exc)) from exc
+    stats = corpus_stats(target)
+    stats.pop("per_query")
+    seed = fixed.pop("seed")
+    fit = fit_like(stats, seed=seed, fixed=fixed)
+    print(
+        f"fitted to {args.like} ({target.root}: {stats['queries']} questions,"
+        f" {stats['groups']} groups)"
+    )
+    print(fit.format())
+    return fit.config

@@ -28,6 +28,10 @@ computed without embeddings: the fit reads words, not vectors) and returns the
 Tolerances (``TOLERANCES``): overlap and distractor overlap within 0.05, span length
 (lines) within 20 %, the form mix within 0.05 of total variation distance, the style
 equal. A statistic the knobs cannot reach is reported as missed, never hidden.
+
+Size: the steps above are one search over one cache of measured corpora (``_Measure``) with
+one set of tolerances; ``LikeFit`` is its report. The form profile and mix (``_mix``,
+``_probe_profile``) would move out with a second user.
 """
 
 from __future__ import annotations
