@@ -164,3 +164,23 @@ def test_memlab_stats_prints_a_table_and_json(tiny: Path) -> None:
     assert doc["embedder"].startswith("hashing")
     code, _, err = cli("stats", "folder")
     assert code == 2 and "--path is required" in err
+
+
+def test_every_loader_s_dataset_has_its_statistics(tmp_path: Path, monkeypatch) -> None:
+    """LongMemEval and RealMem (tiny files of the loaders' own tests) through the command
+    line: one group per instance / persona, the file level of RealMem read from its info."""
+    from tests.test_longmemeval import DATA
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    lme = tmp_path / "lme.json"
+    lme.write_text(json.dumps(DATA))
+    code, out, err = cli("stats", "longmemeval", "--path", str(lme), "--embedder", "none", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["groups"] == len(DATA) and set(doc["by_group"]) <= {d["question_id"] for d in DATA}
+    assert doc["style"] == "conversation"
+    realmem = REPO / "tests" / "data" / "realmem"
+    code, out, err = cli("stats", "realmem", "--path", str(realmem), "--embedder", "none", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["level"] == "file" and doc["groups"] == 2 and 0 <= doc["term_overlap"] <= 1
