@@ -554,3 +554,32 @@ def test_example_agent_is_what_its_script_writes() -> None:
         text=True,
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_shown_hits_without_text_and_twice(tmp_path: Path) -> None:
+    ws, _ = _small_agent(tmp_path)
+    hits = [
+        hit("MEMORY.md", 3, 9, 0.9, ""),  # no snippet: the lines as shown, cut at the end
+        hit("MEMORY.md", 3, 9, 0.8, ""),  # the same lines again
+        hit("MEMORY.md", 12, 14, 0.7, ""),  # past the file's end
+        hit("notes/elsewhere.md", 1, 2, 0.6, "x"),
+    ]
+    write_jsonl(
+        tmp_path / "t" / "s.jsonl",
+        [
+            header("s"),
+            user("u", T0, "q"),
+            assistant("a", T0 + 1, ("c", "memory_search", {"query": "gateway"})),
+            result("r", T0 + 2, "c", "memory_search", search_payload(hits)),
+        ],
+    )
+    res = harvest(ws, tmp_path / "out", sessions=tmp_path / "t")
+    assert (tmp_path / "out" / "shown.trec").read_text().split()[2] == "MEMORY.md:3-3"
+    assert res.summary["shown_placed"] == 1
+    assert res.summary["shown_dropped"] == {
+        "file not in the workspace": 1,
+        "lines past the file's end (no text shown to anchor by)": 1,
+        "the same lines shown twice in one answer": 1,
+    }
+    rows = [json.loads(x) for x in (tmp_path / "out" / "shown.jsonl").read_text().splitlines()]
+    assert [r["rank"] for r in rows] == [1, 2, 3, 4] and rows[0]["score"] == 0.9

@@ -61,6 +61,8 @@ NOT_IN_WORKSPACE = "file not in the workspace"
 TEXT_GONE = "text no longer in the file"
 NOTHING_READ = "memory_get that returned nothing"
 NOT_SHOWN = "citation of lines no tool showed"
+SHOWN_TWICE = "the same lines shown twice in one answer"
+PAST_THE_END = "lines past the file's end (no text shown to anchor by)"
 
 
 @dataclass
@@ -142,19 +144,22 @@ def _shown_rows(call: SearchCall, files: WorkspaceFiles, dropped: Counter[str]) 
             "source": h.source,
         }
         placed = None
-        if files.lines(h.path) is None:
+        lines = files.lines(h.path)
+        if lines is None:
             row["dropped"] = NOT_IN_WORKSPACE
-        else:
-            placed = files.place(h.path, h.start_line, h.end_line, h.snippet, prefix_last=True) or (
-                None if h.snippet else (h.start_line, h.end_line)
-            )
+        elif any(x.strip() for x in h.snippet):
+            placed = files.place(h.path, h.start_line, h.end_line, h.snippet, prefix_last=True)
             if placed is None:
                 row["dropped"] = TEXT_GONE
+        elif h.start_line <= len(lines):  # no text to anchor by: the lines as shown
+            placed = (h.start_line, min(h.end_line, len(lines)))
+        else:
+            row["dropped"] = PAST_THE_END
         if placed is not None:
             docno = trec_docno(h.path, *placed)
             if docno in seen:  # the same lines twice in one answer: once in the run
                 placed = None
-                row["dropped"] = "the same lines shown twice"
+                row["dropped"] = SHOWN_TWICE
             else:
                 seen.add(docno)
                 row["docno"] = docno
@@ -274,7 +279,7 @@ def harvest(
         "skipped": dict(sorted(skipped.items())),
     }
     health = query_log_report(calls)
-    copy = {p: a for p, a in files.files.items()} if snapshot else None
+    copy = dict(files.files) if snapshot else None
     meta = {
         "name": f"harvest-{ws.name}",
         "workspaces": {"default": "workspace" if snapshot else str(ws)},
