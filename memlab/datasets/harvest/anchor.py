@@ -184,9 +184,18 @@ class WorkspaceFiles:
         """Lines ``start``–``end`` of ``path`` as the tool showed them (``shown``, raw lines
         from ``start`` on), placed in the file as it is now: ``(start', end')`` with the
         same length (cut at the file's end), or None when the shown text is gone."""
-        lines = self.normalised(path)
-        if lines is None:
+        raw = self.lines(path)
+        if raw is None:
             return None
+        # the common case first: the very text still at the very lines (no normalising)
+        k = len(shown)
+        here = raw[start - 1 : start - 1 + k] if start >= 1 else []
+        if k and len(here) == k and here[:-1] == list(shown[:-1]) and any(shown):
+            last = here[-1].startswith(shown[-1]) if prefix_last else here[-1] == shown[-1]
+            if last and any(s.strip() for s in shown):
+                return start, min(end, len(raw))
+        lines = self.normalised(path)
+        assert lines is not None
         at = anchor(
             lines,
             start,
