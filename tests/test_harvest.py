@@ -61,13 +61,16 @@ def test_parse_entries_counts_every_skipped_record() -> None:
         ("L7", user("u1", T0, "hi"), None),
         ("L8", user("u1", T0 + 1, "again"), None),  # the same id twice
         ("L9", {"type": "message", "message": {"role": "user", "content": "legacy"}}, None),
+        ("L9b", {"role": "assistant", "content": "bare", "timestamp": 3.0e12}, None),
         ("L10", header("s2"), None),  # a second header
         ("L11", {"type": "message", "id": "c", "message": {"role": "custom", "content": ""}}, 5.0),
     ]
     h, entries = parse_entries(records, counts)
     assert h is not None and h["id"] == "s1"
-    assert [e.id for e in entries] == ["u1", "L9"]  # no id: the line's fallback
+    assert [e.id for e in entries] == ["u1", "L9", "L9b"]  # no id: the line's fallback
     assert entries[1].text == "legacy" and math.isnan(entries[1].time)
+    assert entries[2].role == "assistant" and entries[2].parts == ["bare"]
+    assert entries[2].time == 3.0e9
     assert counts == {
         codec.MALFORMED: 2,
         codec.UNKNOWN_TYPE: 1,

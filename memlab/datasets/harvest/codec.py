@@ -20,7 +20,10 @@ database, table ``transcript_events`` (one row per entry: ``session_id``, ``seq`
 ``zstandard`` package is installed, else skipped and counted.
 
 What is kept: the header's id and version, and per entry its id, time and, for messages,
-the role, the text and the tool calls or tool result. Everything else is counted by
+the role, the text and the tool calls or tool result. A record without a ``type`` holding a
+``role`` or a ``message`` (the bare ``{"role", "content"}`` lines ``memlab.sessions`` also
+reads) is a message; one without an ``id`` (a legacy transcript) is named by its place:
+``L<line>`` in a file, ``S<seq>`` in the database. Everything else is counted by
 reason (``counts``) and skipped: a line that is not a JSON object, an unknown entry type,
 the other entry types, a message without a role.
 """
@@ -194,6 +197,11 @@ def parse_entries(
             counts[MALFORMED] += 1
             continue
         kind = rec.get("type")
+        if kind is None and ("role" in rec or isinstance(rec.get("message"), dict)):
+            # a bare {role, content} or {message} record (as memlab.sessions reads them)
+            kind = "message"
+            if "message" not in rec:
+                rec = {**rec, "message": rec}
         if kind == "session":
             if header is None:
                 header = rec
