@@ -17,7 +17,8 @@ Where they are (``memlab.sessions.transcript_places``): JSONL files ``<session i
 database, table ``transcript_events`` (one row per entry: ``session_id``, ``seq``,
 ``event_json``, or ``event_zstd`` + ``event_utf8_bytes`` for a zstd-compressed entry of
 1 KiB or more; ``created_at`` in ms), opened read-only. A compressed row is read when the
-``zstandard`` package is installed, else skipped and counted.
+``zstandard`` package is installed, else skipped and counted. Not read: the database's cold
+archives (``session_transcript_cold_archives``), compressed ``.zst`` files.
 
 What is kept: the header's id and version, and per entry its id, time and, for messages,
 the role, the text and the tool calls or tool result. A record without a ``type`` holding a
