@@ -1,4 +1,5 @@
-"""The `Dataset` type and memlab's plain on-disk format for evaluation data.
+"""The `Dataset` type and memlab's plain on-disk format for evaluation data (for users:
+docs/folder-format.md; ``memlab synth`` and ``memlab harvest`` write it).
 
 A dataset is one or more OpenClaw workspaces plus questions and evidence spans.
 Evidence is given as line spans of memory files, not as chunk ids, so the same
