@@ -72,6 +72,10 @@ DEFAULT_LOCAL_BACKEND = "onnx"
 # dynamically quantised int8 copy (backend onnx-int8).
 ONNX_PRECISIONS: tuple[str, ...] = ("fp32", "int8")
 
+# What kind of query an agent sent (memlab.textquery.query_kind: the rule): one naming an
+# identifier it looks up verbatim, a question, or bare keywords.
+QUERY_KINDS: tuple[str, ...] = ("identifier", "question", "keywords")
+
 # ------------------------------------------------------------------ pipeline
 KEYWORD_MODES: tuple[str, ...] = ("and", "or", "openclaw-current")
 FUSION_METHODS: tuple[str, ...] = (

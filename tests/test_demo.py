@@ -78,6 +78,7 @@ def _table_rows(text: str) -> list[str]:
     return rows
 
 
+@pytest.mark.slow
 def test_demo_runs_and_prints_each_step(demo_run: dict) -> None:
     text = demo_run["flat"]
     assert demo_run["runs"][0]["rc"] == 0
@@ -367,6 +368,7 @@ def test_second_run_reuses_corpus_and_index(demo_run: dict) -> None:
     assert section(second["out"]) == section(first["out"])
 
 
+@pytest.mark.slow
 def test_tuned_equal_to_openclaw_weights_is_said_not_duplicated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,14 +1,15 @@
 """The ``memlab`` command line: index, search and inspect a workspace; run the lab.
 
 Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, synth,
-eval, sweep, stats, bench, demo. ``memlab SUBCOMMAND --help`` describes each.
+eval, sweep, stats, bench, demo, harvest. ``memlab SUBCOMMAND --help`` describes each.
 
 The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
 table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
 chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
 (search), :mod:`memlab.cli.doctor` (doctor), :mod:`memlab.cli.server` (mcp),
-:mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep`
-(sweep), :mod:`memlab.cli.stats` (stats), :mod:`memlab.cli.bench` (bench); this module builds the
+:mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.harvest` (harvest),
+:mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep` (sweep), :mod:`memlab.cli.stats`
+(stats), :mod:`memlab.cli.bench` (bench); this module builds the
 parser and runs a command (``memlab = "memlab.cli:main"``; ``python -m
 memlab.cli`` runs :mod:`memlab.cli.__main__`). Module-level imports are the
 standard library and these light modules only, so ``memlab --help`` stays fast.
@@ -38,6 +39,7 @@ from memlab.cli.engine import (
     cmd_watch,
 )
 from memlab.cli.flush import add_parser as add_flush_parser
+from memlab.cli.harvest import add_parser as add_harvest_parser
 from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import add_parser as add_search_parser
 from memlab.cli.search import cmd_search, parse_now
@@ -214,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mcp_parser(sub)
     add_doctor_parser(sub)
     add_flush_parser(sub)
+    add_harvest_parser(sub)
     add_lab_parsers(sub)
     add_sweep_parser(sub)
     add_stats_parser(sub)

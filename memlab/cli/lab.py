@@ -443,7 +443,12 @@ def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
     """The options of a lab command over a dataset (``memlab eval``, ``memlab sweep``): the
     dataset and where it is, the unit and level, the embedder, the split seed, ``--set``,
     ``--json`` and ``--ray``."""
-    p.add_argument("dataset", choices=DATASETS)
+    p.add_argument(
+        "dataset",
+        choices=DATASETS,
+        help="folder: memlab's folder format (docs/folder-format.md; memlab synth and memlab"
+        " harvest write it)",
+    )
     p.add_argument("--path", help="dataset file or folder")
     p.add_argument(
         "--unit",
@@ -510,7 +515,11 @@ def add_parsers(sub: Any) -> None:
     """Add the ``eval`` subcommand to ``memlab``'s subparsers; a ``LabError`` it raises
     becomes a ``CliError`` (exit 2)."""
     p = sub.add_parser(
-        "eval", help="compare presets on a dataset: recall/nDCG table with paired tests"
+        "eval",
+        help="compare presets on a dataset: recall/nDCG table with paired tests",
+        epilog="The folder dataset (memlab's folder format: dataset.json, queries.jsonl,"
+        " evidence.jsonl, the workspace) is described in docs/folder-format.md; memlab"
+        " harvest writes one from an agent's own transcripts.",
     )
     add_dataset_arguments(p)
     p.add_argument(
