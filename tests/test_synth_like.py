@@ -43,6 +43,7 @@ def _dev(kind: str) -> object:
         pytest.skip(f"{exc}")
 
 
+@pytest.mark.slow
 def test_like_the_shipped_persona(tmp_path: Path) -> None:
     from memlab.datasets.realmem import load_realmem
 
@@ -52,6 +53,7 @@ def test_like_the_shipped_persona(tmp_path: Path) -> None:
     assert fit.config.style == "conversation" and fit.config.level == "file"
 
 
+@pytest.mark.slow
 @pytest.mark.locomo
 @pytest.mark.parametrize("kind", ["locomo", "beam", "realmem"])
 def test_like_every_dev_set(kind: str) -> None:
