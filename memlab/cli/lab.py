@@ -44,6 +44,7 @@ __all__ = [
     "external_runs",
     "lab_command",
     "load_dataset",
+    "print_group_spread",
 ]
 # The lab baselines (one shared candidate generation: OR keyword query) beside the two
 # OpenClaw systems as shipped: wsum vs rrf is a fusion comparison, wsum vs openclaw
@@ -333,6 +334,7 @@ def eval_on(
         if line:
             print(line)
     print(res.format(settings=not args.no_settings))
+    print_group_spread(lab, res, metrics[0])
     if args.by_category:
         for m in metrics:
             print(f"\n{m} by category:")
@@ -354,6 +356,17 @@ def eval_on(
             pd.concat(saved, names=["system"]).reset_index(level=0).to_csv(out, index=False)
             print(f"\nevidence ranks of every span: {out}")
     return 0
+
+
+def print_group_spread(lab: Any, res: Any, metric: str) -> None:
+    """Each group's figure and the leader's lead in it (``memlab.eval.groups``), when the
+    dataset has two groups or more."""
+    from memlab.eval.groups import experiment_groups
+
+    q = lab.dataset.queries
+    spread = experiment_groups(res, dict(zip(q["qid"], q["group"], strict=True)), metric)
+    if spread is not None:
+        print(f"\n{spread[1]}")
 
 
 def evidence_ranks_table(ranks: Any, p: Any) -> str:
