@@ -15,7 +15,7 @@ import pandas as pd
 from memlab.datasets.synthetic.lexicon import content_words
 from memlab.eval.stats.units import GroupUnits, word_tokens
 from memlab.store.asof import visible_rows
-from memlab.textquery import identifier_terms
+from memlab.textquery import query_kind
 
 __all__ = [
     "QUERY_FORMS",
@@ -27,6 +27,8 @@ __all__ = [
     "term_overlap",
 ]
 
+# The most words a ``keyword`` query form has (``query_form``).
+KEYWORD_WORDS = 4
 # The forms a query takes, in the order they are tested (``query_form``).
 QUERY_FORMS = ("cjk", "dated", "identifier", "multi", "keyword", "question")
 STAT_COLUMNS = (
@@ -48,11 +50,6 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 _MONTHS = "january february march april may june july august september october november december"
 _DATE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}\b|\b(?:" + "|".join(_MONTHS.split()) + r")\s+\d{1,2}\b", re.IGNORECASE
-)
-_QUESTION_WORD = re.compile(
-    r"^\s*(?:who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|"
-    r"could|should|would|will|have|has|had|tell|list|name|give|describe|explain)\b",
-    re.IGNORECASE,
 )
 
 
@@ -83,21 +80,24 @@ def term_overlap(terms: Collection[str], units: Iterable[Collection[str]]) -> fl
 
 def query_form(query: str, spans: int) -> str:
     """What a query looks like, the first that holds of: ``cjk`` (``has_cjk``), ``dated`` (an
-    ISO date, or a month name and a day), ``identifier`` (it names one:
-    ``memlab.textquery.identifier_terms``), ``multi`` (its evidence is two spans or more),
-    ``keyword`` (at most four words, no ``?``, not opening with a question word),
-    ``question``. The synthetic generator's fit (``synth --like``) matches these shares."""
+    ISO date, or a month name and a day), ``identifier`` (``memlab.textquery.query_kind``:
+    it names one), ``multi`` (its evidence is two spans or more), ``keyword``
+    (``query_kind``'s ``keywords`` — no question mark, no opening question or request word —
+    of at most ``KEYWORD_WORDS`` words: a longer such phrase is a sentence, asked in words)
+    or ``question``. The kinds an agent's query takes are ``query_kind``'s rule; the forms
+    add what a data set's questions show besides (script, dates, several spans, length).
+    The synthetic generator's fit (``synth --like``) matches these shares."""
     if has_cjk(query):
         return "cjk"
     if _DATE.search(query):
         return "dated"
-    if identifier_terms(query):
+    kind = query_kind(query)
+    if kind == "identifier":
         return "identifier"
     if spans >= 2:
         return "multi"
-    if len(query.split()) <= 4 and "?" not in query and not _QUESTION_WORD.match(query):
-        return "keyword"
-    return "question"
+    short = len(query.split()) <= KEYWORD_WORDS
+    return "keyword" if kind == "keywords" and short else "question"
 
 
 def _best(counts: np.ndarray, allowed: np.ndarray, n_terms: int) -> float:

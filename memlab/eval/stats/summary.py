@@ -77,7 +77,7 @@ def format_stats(stats: dict[str, Any]) -> str:
     """The text ``memlab stats`` prints: one table, the whole dataset then each category and
     each group, and under it the query forms, the style and what was left out."""
     lines = [
-        f"{stats['dataset']}: {stats['queries']} questions, {stats['groups']} groups, level"
+        f"{stats['dataset']}: {stats['queries']} questions, {stats['groups']} group{'' if stats['groups'] == 1 else 's'}, level"
         f" {stats['level']}, embeddings {stats['embedder'] or 'none'}"
     ]
     table = [("all", {**stats, "units": stats["units_per_workspace"]})]
