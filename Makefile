@@ -3,8 +3,15 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.memlab-installed
+LINTED := memlab tests benchmarks scripts
+# Where `make test` records each step's seconds and the tests' durations (.ci/run reports them).
+REPORT := .pytest_cache/ci
+PYTEST := $(PY) -m pytest -n auto --dist loadfile --durations=10 --junitxml=$(REPORT)/junit.xml
+# Records the seconds a step took: $(call timed,NAME,COMMAND)
+timed = @mkdir -p $(REPORT); echo "== $(1)"; start=$$(date +%s); $(2); rc=$$?; \
+	printf '%s\t%s\n' "$(1)" "$$(( $$(date +%s) - start ))" >> $(REPORT)/phases.tsv; exit $$rc
 
-.PHONY: setup demo test lint format clean
+.PHONY: setup demo test test-fast lint format clean openclaw-release
 
 setup: $(STAMP)
 
@@ -22,17 +29,33 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(VENV)/bin/memlab demo
 
+# Everything: ruff, then the whole suite (model tests, notebooks at their small size, and
+# the differential tests against OpenClaw 2026.9.6, fetched once with npm into the user
+# cache; without node or npm they are skipped with a message saying how to enable them).
 test: setup
-	$(VENV)/bin/ruff check memlab tests benchmarks scripts
-	$(VENV)/bin/ruff format --check memlab tests benchmarks scripts
-	$(PY) -m pytest -n auto --dist loadfile
+	@rm -f $(REPORT)/phases.tsv
+	$(call timed,lint,$(VENV)/bin/ruff check $(LINTED) && $(VENV)/bin/ruff format --check $(LINTED))
+	$(call timed,openclaw,$(PY) scripts/openclaw_release.py $(if $(MEMLAB_REQUIRE_OPENCLAW),--strict) > $(REPORT)/openclaw-dist)
+	$(call timed,tests,OPENCLAW_DIST="$$(cat $(REPORT)/openclaw-dist)" $(PYTEST))
+
+# The inner loop: ruff and every test not marked slow, model or locomo (no model load, no
+# notebook, no dev set, no test of a few seconds or more), property tests with 10 examples
+# each unless a test sets its own: under two minutes on two cores.
+test-fast: setup
+	$(VENV)/bin/ruff check $(LINTED)
+	$(PY) -m pytest -n auto --dist loadfile -q -m "not slow and not model and not locomo" \
+		--hypothesis-profile fast
+
+# Fetch OpenClaw 2026.9.6 for the differential tests (prints its dist folder).
+openclaw-release: setup
+	$(PY) scripts/openclaw_release.py
 
 lint:
-	$(VENV)/bin/ruff check memlab tests benchmarks scripts
+	$(VENV)/bin/ruff check $(LINTED)
 
 format:
-	$(VENV)/bin/ruff format memlab tests benchmarks scripts
-	$(VENV)/bin/ruff check --fix memlab tests benchmarks scripts
+	$(VENV)/bin/ruff format $(LINTED)
+	$(VENV)/bin/ruff check --fix $(LINTED)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -69,8 +69,15 @@ CATEGORY_METRICS = ("recall@1", "mrr", "recall@6")
 GUARDED_CATEGORIES = ("identifier",)
 GUARD_METRICS = ("recall@1", "mrr")
 REFERENCE = "bm25"
-# Read from outside the repository when found (`conversation_sets`), at both units.
-CONVERSATION_SETS = ("locomo-dev", "beam-dev")
+# Read from outside the repository when found (`conversation_sets`), at both units. Each
+# also as its small configuration (``-small``: `memlab.eval.protocol.small_groups`, one
+# tuning and one reporting conversation), which the test suite guards: the same presets,
+# metrics and tolerance on the groups a notebook at small size also reads, so CI embeds
+# them once; the whole sets are checked with ``--sets locomo-dev,beam-dev --check``.
+FULL_CONVERSATION_SETS = ("locomo-dev", "beam-dev")
+SMALL_SUFFIX = "-small"
+SMALL_CONVERSATION_SETS = tuple(n + SMALL_SUFFIX for n in FULL_CONVERSATION_SETS)
+CONVERSATION_SETS = FULL_CONVERSATION_SETS + SMALL_CONVERSATION_SETS
 # The committed corpora (``--make-datasets`` writes them; datasets/README.md describes them).
 CORPORA: dict[str, dict[str, Any]] = {
     "synthetic-small": {"days": 30, "queries_per_type": 10, "seed": 0},
@@ -98,14 +105,26 @@ def make_datasets() -> None:
 
 def conversation_sets() -> dict[str, tuple[Any, Any, str]]:
     """name → (default path or None, loader, environment variable) of the conversation dev
-    sets, read from outside the repository."""
+    sets, read from outside the repository: each whole (``FULL_CONVERSATION_SETS``), then
+    each at its small configuration (``SMALL_CONVERSATION_SETS``)."""
     from memlab.datasets.beam import beam_default_path, load_beam
     from memlab.datasets.locomo import load_locomo, locomo_default_path
+    from memlab.eval.protocol import small_groups
+
+    def small(load: Any) -> Any:
+        def load_small(path: Any) -> Any:
+            ds = load(path)
+            return ds.select_groups(small_groups(ds))
+
+        return load_small
 
     found = {
         "locomo-dev": (locomo_default_path(), load_locomo, "MEMLAB_LOCOMO"),
         "beam-dev": (beam_default_path(), load_beam, "MEMLAB_BEAM"),
     }
+    for name in FULL_CONVERSATION_SETS:
+        src, load, env = found[name]
+        found[name + SMALL_SUFFIX] = (src, small(load), env)
     return {name: found[name] for name in CONVERSATION_SETS}
 
 
@@ -128,7 +147,10 @@ def datasets(quick: bool, only: list[str] | None = None) -> list[tuple[str, Any,
                 f"--sets: unknown data set {', '.join(unknown)}; "
                 f"choose from {', '.join([*synthetic, *conv])}"
             )
-    wanted = (lambda n: n in only) if only is not None else (lambda n: True)
+    # By default every set but the small configurations (the same data as the whole sets).
+    wanted = (
+        (lambda n: n in only) if only is not None else (lambda n: n not in SMALL_CONVERSATION_SETS)
+    )
     out = []
     for name, d in synthetic.items():
         if wanted(name) and (not quick or name in QUICK_DATASETS):

@@ -25,6 +25,7 @@ __all__ = [
     "keyword_leg_note",
     "keyword_only_score",
     "or_query_terms",
+    "query_kind",
     "query_tokens",
     "trigram_unmatchable",
     "utf16_len",
@@ -261,6 +262,42 @@ def identifier_terms(query: str) -> list[str]:
         if _is_identifier(word):
             out.setdefault(word.lower(), word)
     return list(out.values())
+
+
+# Words that open a question (lower case): interrogatives, the auxiliaries of a yes/no
+# question, and the verbs of a request put as an order ("list the open tickets"). English
+# only; a question in another language is known by its question mark.
+QUESTION_WORDS: frozenset[str] = frozenset(
+    """what when where who whom whose which why how
+    is are was were am do does did can could should would will shall may might must
+    has have had tell list name give describe explain""".split()
+)
+# Question marks at a query's end: ASCII, fullwidth (CJK), Arabic, the Greek question mark.
+_QUESTION_MARKS = "?\uff1f\u061f\u037e"
+
+
+def query_kind(query: str) -> str:
+    """The kind of a query an agent sent (one of ``memlab.vocab.QUERY_KINDS``):
+
+    - ``identifier``: it names an identifier (:func:`identifier_terms` finds one: a commit,
+      ticket, host, IP, version, path …), whatever its form, since an agent looking one up
+      needs it verbatim (``a828e60``, ``which host runs gw-prod-7?``);
+    - ``question``: else, when it ends with a question mark (``?``; fullwidth ``？``, Arabic ``؟``,
+      Greek U+037E), starts with ``¿`` or its first word (lower-cased, of :func:`fts_tokens`) is a
+      question word of ``QUESTION_WORDS`` (``what did Ana decide about the backups``);
+    - ``keywords``: everything else (``backup retention policy``), the empty query too.
+
+    Leading and trailing whitespace does not change the kind.
+    """
+    text = query.strip()
+    if identifier_terms(text):
+        return "identifier"
+    if text and (text[-1] in _QUESTION_MARKS or text[0] == "\u00bf"):
+        return "question"
+    words = fts_tokens(text)
+    if words and words[0].lower() in QUESTION_WORDS:
+        return "question"
+    return "keywords"
 
 
 def identifier_pattern(term: str) -> re.Pattern[str]:

@@ -78,6 +78,10 @@ DEFAULT_LOCAL_BACKEND = "onnx"
 # dynamically quantised int8 copy (backend onnx-int8).
 ONNX_PRECISIONS: tuple[str, ...] = ("fp32", "int8")
 
+# What kind of query an agent sent (memlab.textquery.query_kind: the rule): one naming an
+# identifier it looks up verbatim, a question, or bare keywords.
+QUERY_KINDS: tuple[str, ...] = ("identifier", "question", "keywords")
+
 # ------------------------------------------------------------------ pipeline
 KEYWORD_MODES: tuple[str, ...] = ("and", "or", "openclaw-current", "qmd")
 FUSION_METHODS: tuple[str, ...] = (
@@ -151,6 +155,19 @@ SYNTH_PHENOMENA: tuple[str, ...] = (*SYNTH_QUESTIONS, "identifier", "keyword", "
 SYNTH_DEFAULT_MIX: tuple[str, ...] = tuple(p for p in SYNTH_PHENOMENA if p != "cjk")
 SYNTH_RELEASE_PHENOMENA: tuple[str, ...] = (
     *("importance", "project", "filename", "trigger", "longlived"),
+)
+# How a synthetic workspace is written (SynthConfig.style): "notes" (an agent's daily logs of
+# bullets and MEMORY.md) or "conversation" (one user–assistant session per day).
+SYNTH_STYLES: tuple[str, ...] = ("notes", "conversation")
+# The question categories that ask about a fact in words: the realism knob `paraphrase`
+# rewords them, `confusability` adds look-alike lines for them. Not exact, identifier,
+# keyword or dated (their point is the shared words), nor cjk.
+SYNTH_WORD_CATEGORIES: tuple[str, ...] = (
+    "paraphrase",
+    "update",
+    "redundancy",
+    "distractor",
+    "multi",
 )
 
 # ------------------------------------------------------------ memory flush (lab)

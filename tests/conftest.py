@@ -17,14 +17,31 @@ if _WORKERS > 1:
     for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_var, _THREADS)
 
+# ranx is a test oracle here (fusion, normalisations, metrics on test-sized runs). Its numba
+# kernels compile on first use, ~50 s per process on a fresh machine, where the same Python
+# functions run uncompiled in milliseconds: the reference is ranx's code either way.
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# `make test-fast` runs the property tests with fewer examples each (--hypothesis-profile
+# fast); `make test` with Hypothesis's defaults or the test's own settings.
+settings.register_profile("fast", max_examples=10)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
+# The released OpenClaw package of the differential tests (tests/openclaw_release.py): where
+# scripts/openclaw_release.py keeps it in the user's cache, found before the suite moves
+# XDG_CACHE_HOME to a cache of its own below.
+if not os.environ.get("OPENCLAW_DIST"):
+    from memlab.paths import cache_dir
+
+    os.environ["OPENCLAW_DIST"] = str(cache_dir("openclaw-2026.9.6", "package", "dist"))
 # memlab keeps indexes and caches under $XDG_CACHE_HOME/memlab; the suite keeps its own
 # (ignored by git, warm across local runs, cold on a fresh clone) and never touches the
 # user's ~/.cache. Set MEMLAB_TEST_CACHE to put it elsewhere.

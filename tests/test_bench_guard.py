@@ -104,6 +104,7 @@ def assert_query_mix_holds(figures: dict, key: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_quality_no_regression_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _check("hashing", monkeypatch, tmp_path)
 
@@ -119,10 +120,16 @@ def test_quality_no_regression_local_model(monkeypatch: pytest.MonkeyPatch, tmp_
 @pytest.mark.locomo
 @pytest.mark.timeout(1800)  # a cold cache embeds both dev sets first (minutes)
 def test_conversation_quality_no_regression_local_model() -> None:
-    """LoCoMo and BEAM dev (read from ../shared), every preset at turn and chunk level,
-    against the pinned figures. Runs on the labs' default caches, which the notebooks and
-    the studies share, so CI embeds each dev set once."""
-    sets = quality.conversation_sets().items()
+    """LoCoMo and BEAM dev (read from ../shared) at their small configuration (one tuning
+    and one reporting conversation each, `memlab.eval.protocol.small_groups`), every preset
+    at turn and chunk level, against the pinned figures. Runs on the labs' default caches,
+    which the notebooks at small size share, so CI embeds those conversations once; the
+    whole sets: ``python benchmarks/quality.py --sets locomo-dev,beam-dev --check``."""
+    sets = [
+        (n, v)
+        for n, v in quality.conversation_sets().items()
+        if n in quality.SMALL_CONVERSATION_SETS
+    ]
     # A variable set to a missing path is not skipped: quality.datasets raises, naming it.
     found = {n for n, (src, _, _) in sets if src is not None}
     if not found:
@@ -258,6 +265,7 @@ def test_fast_sweep_beats_per_setting_loop() -> None:
     assert t_loop / t_fast >= MIN_SWEEP_SPEEDUP, f"fast sweep only {t_loop / t_fast:.1f}x the loop"
 
 
+@pytest.mark.slow
 def test_exact_scan_reads_at_memory_speed() -> None:
     from memlab.vectors import make_engine
 

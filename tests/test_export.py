@@ -58,6 +58,7 @@ april = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -232,6 +233,7 @@ def export(tmp_path: Path, name: str, *args: str) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_search_config_ranks_as_the_setting(ws: Path, tmp_path: Path) -> None:
     """The 2026-04 export (defaults and one agent) and the 2026.9.6 export read back by
     memlab search --config give the very results of the preset and --set they came from."""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from memlab.demo.notebooks import SIZE_ENV
 from tests.conftest import REPO
 
 NOTEBOOK_DIR = REPO / "notebooks"
@@ -28,6 +29,7 @@ NOTEBOOKS = [
     "08_transfer",
     "09_realmem",
     "10_flush",
+    "12_realism",
 ]
 # Committed outputs must stay small (they are diffs in review), and 05's must be empty:
 # its outputs would quote LoCoMo, which is licensed CC BY-NC and never copied into the repo.
@@ -51,6 +53,15 @@ def _source(cell: dict) -> str:
 
 def test_every_notebook_is_listed() -> None:
     assert sorted(p.stem for p in NOTEBOOK_DIR.glob("*.ipynb")) == NOTEBOOKS
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_the_size_is_read_in_one_place(name: str) -> None:
+    """A notebook takes its size and cache folder from memlab.demo.notebooks (`sized`,
+    `notebook_cache`), never from the environment itself, so one variable sizes them all."""
+    code = "\n".join(_source(c) for c in _load(name)["cells"] if c["cell_type"] == "code")
+    assert "from memlab.demo.notebooks import" in code
+    assert "os.environ" not in code and "getenv" not in code
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -117,7 +128,9 @@ def _text_outputs(nb: object) -> str:
     "name",
     [pytest.param(n, marks=pytest.mark.locomo) if n in NEEDS_SHARED else n for n in NOTEBOOKS],
 )
-def test_notebook_executes(name: str) -> None:
+def test_notebook_executes(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every cell runs, on the notebook's small configuration (memlab.demo.notebooks).
+    monkeypatch.setenv(SIZE_ENV, "small")
     nb, seconds = _execute(name)
     text = _text_outputs(nb)
     assert "notebook run time:" in text or re.search(r" not found(: looked at| \(looked for)", text)

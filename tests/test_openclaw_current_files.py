@@ -6,9 +6,7 @@ npm package or node is absent)."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from memlab.chunking.release import (
 )
 from memlab.openclaw_current.triggers import TriggerEntry, trigger_context, trigger_matches
 from memlab.store.release_files import classify_memory_path, glob_match, list_memory_files
+from tests.openclaw_release import require_release
 
 # --- §2 weights ---------------------------------------------------------------------------
 
@@ -295,16 +294,11 @@ def test_trigger_recall_spec_example() -> None:
 
 # --- differential: the release's own functions under node ---------------------------------
 
-_PACKAGE = Path(os.environ.get("OPENCLAW_PACKAGE", "/tmp/package"))
 _NODE = Path(__file__).with_name("data") / "openclaw_current_chunks.mjs"
 
 
 def _run_release(cases: list[dict]) -> list:
-    dist = _PACKAGE / "dist"
-    if not shutil.which("node") or not (dist / "markdown-chunks-DYWd0D11.mjs").exists():
-        pytest.skip(
-            f"openclaw@2026.9.6 not unpacked at {_PACKAGE} (npm pack openclaw@2026.9.6) or no node"
-        )
+    dist = require_release("markdown-chunks-DYWd0D11.mjs")
     done = subprocess.run(
         ["node", str(_NODE), str(dist)],
         input=json.dumps(cases),

@@ -2,18 +2,15 @@
 
 The spec-example tests always run. The differential tests run the published
 release's own functions under node (tests/data/openclaw_release_harness.mjs) and
-skip with a message when node or the unpacked package is absent: set
-OPENCLAW_DIST to its ``package/dist`` (``npm pack openclaw@2026.9.6``), default
-``/tmp/package/dist``.
+skip with a message when node or the unpacked package is absent
+(``tests/openclaw_release.py``: ``make test`` fetches it with npm).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import shutil
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +33,7 @@ from memlab.openclaw_current import (
 )
 from memlab.openclaw_current.keyword import locale_key
 from memlab.openclaw_current.ranking import extract_keywords, fts_substring_terms, project_excluded
+from tests.openclaw_release import require_release
 from tests.release_oracle import rank_hits
 
 NOW = datetime(2026, 9, 25, 12, tzinfo=UTC).timestamp() * 1000
@@ -308,19 +306,13 @@ def test_locale_key_matches_icu_order_of_ascii():
 
 
 # ------------------------------------------------------------------ differential (node)
-DIST = Path(os.environ.get("OPENCLAW_DIST", "/tmp/package/dist"))
 HARNESS = Path(__file__).parent / "data" / "openclaw_release_harness.mjs"
 
 
 def release(calls: list[tuple[str, list]]) -> list:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed: differential tests against the release skipped")
-    if not (DIST / "extensions" / "memory-core" / "manager-runtime.js").is_file():
-        pytest.skip(
-            f"openclaw@2026.9.6 not unpacked at {DIST} (set OPENCLAW_DIST): differential tests skipped"
-        )
+    dist = require_release("extensions/memory-core/manager-runtime.js")
     payload = json.dumps([{"fn": fn, "args": args} for fn, args in calls])
-    out = subprocess.run(["node", str(HARNESS), str(DIST)], input=payload, capture_output=True, text=True,
+    out = subprocess.run(["node", str(HARNESS), str(dist)], input=payload, capture_output=True, text=True,
                          timeout=60, check=True)  # fmt: skip
     return json.loads(out.stdout)
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,8 +15,8 @@ from memlab.tools import SearchArgumentError
 from memlab.tools import memory_get as legacy_get
 from memlab.tools import release as rt
 from tests.conftest import cli
+from tests.openclaw_release import require_release
 
-DIST = Path(os.environ.get("OPENCLAW_DIST", "/tmp/package/dist"))
 HARNESS = Path(__file__).parent / "data" / "openclaw_read_window_harness.mjs"
 NOTICE = "\n\n[More content available. Use from={} to continue.]"
 BUDGET = "\n\n[More content available. Requested excerpt exceeded the default maxChars budget."
@@ -105,10 +103,7 @@ def test_window_edges() -> None:
 
 
 def test_window_matches_the_release_under_node() -> None:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed: differential test against the release skipped")
-    if not (DIST / "extensions" / "memory-core" / "manager-runtime.js").is_file():
-        pytest.skip(f"openclaw@2026.9.6 not unpacked at {DIST} (set OPENCLAW_DIST)")
+    dist = require_release("extensions/memory-core/manager-runtime.js")
     long = "".join(f"entry {i} " * (i % 7) + "\n" for i in range(400))
     cases: list[dict[str, Any]] = []
     for content in (
@@ -126,7 +121,7 @@ def test_window_matches_the_release_under_node() -> None:
                 c |= {k: v for k, v in (("from", frm), ("lines", lines), ("maxChars", cap)) if v}
                 cases.append(c)
     got = subprocess.run(
-        ["node", str(HARNESS), str(DIST)],
+        ["node", str(HARNESS), str(dist)],
         input=json.dumps(cases),
         capture_output=True,
         text=True,
@@ -336,6 +331,7 @@ def test_cli_search_json_release(ws: Path, tmp_path: Path, monkeypatch: pytest.M
 
 
 # ------------------------------------------------------------------ MCP server
+@pytest.mark.slow
 def test_mcp_release_tools(ws: Path, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     current_preset()

@@ -14,7 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.eval.protocol import conversation_halves, question_halves, scored_questions
+from memlab.eval.protocol import (
+    conversation_halves,
+    question_halves,
+    scored_questions,
+    small_groups,
+)
 from memlab.eval.sweep import split_queries
 
 
@@ -110,3 +115,27 @@ def test_beam_dev_halves() -> None:
     assert {chat[g] for g in q.loc[tune, "group"]} == {1, 3, 5, 7, 9}
     assert {chat[g] for g in q.loc[report, "group"]} == {2, 4, 6, 8, 10}
     assert (len(tune), len(report)) == (89, 90)
+
+
+def test_small_groups_are_the_first_of_each_half() -> None:
+    groups = [f"chat-{n}" for n in (10, 2, 1, 9, 3)] * 2
+    ds = _ds(groups, ["a"] * 10, [True] * 10)
+    assert small_groups(ds) == ["chat-1", "chat-2"]
+    # groups without a scored question are not candidates
+    ds = _ds(["a", "b", "c"], ["x"] * 3, [False, True, True])
+    assert small_groups(ds) == ["b", "c"]
+    assert small_groups(_ds(["a", "a"], ["x", "x"], [True, True])) == ["a"]
+    with pytest.raises(ValueError, match="no question has evidence"):
+        small_groups(SimpleNamespace(name="d", **vars(_ds(["a"], ["x"], [False]))))
+
+
+@given(st.lists(st.sampled_from(["g1", "g2", "g3", "g10"]), min_size=1, max_size=30))
+def test_small_groups_keep_one_tuning_and_one_reporting_group(groups: list[str]) -> None:
+    ds = _ds(groups, ["x"] * len(groups), [True] * len(groups))
+    got = small_groups(ds)
+    distinct = set(groups)
+    assert len(got) == min(2, len(distinct)) and set(got) <= distinct
+    if len(distinct) >= 2:
+        tune, report = conversation_halves(ds)
+        assert {q.split(":")[0] for q in tune} >= {got[0]}
+        assert {q.split(":")[0] for q in report} >= {got[1]}

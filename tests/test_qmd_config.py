@@ -253,6 +253,7 @@ def random_config(rng: random.Random) -> dict:
     return {"memory": memory}
 
 
+@pytest.mark.slow
 def test_doctor_migration_equals_the_release() -> None:
     if shutil.which("node") is None:
         pytest.skip("node is not installed: the differential test against the release is skipped")

@@ -148,12 +148,13 @@ def test_onnx_embedding_on_an_actor_pool_fills_the_cache(cluster: str, tmp_path:
 def test_ray_local_prints_what_the_local_run_prints(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The command of issue 30 as a user types it: `--ray local` starts a cluster for the
-    run (in a process of its own, as a shell would run it) and stops it after; the local
-    run, in this process, prints the same."""
+    """`--ray local` as a user types it starts a cluster for the run (in a process of its
+    own, as a shell would run it) and stops it after; the local run, in this process,
+    prints the same. The hashing embedder: the packaged model on Ray's actors is
+    `test_onnx_embedding_on_an_actor_pool_fills_the_cache`'s subject."""
     pytest.importorskip("ray")
     ds = chats(tmp_path / "data")
-    args = ["eval", "folder", "--path", str(ds.root), "--unit", "turn"]
+    args = ["eval", "folder", "--path", str(ds.root), "--unit", "turn", "--embedder", "hashing"]
     args += ["--preset", "bm25,memlab-best", "--json"]
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache-ray")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])

@@ -335,10 +335,11 @@ def test_digit_ids_is_a_new_option_off_by_default(tmp_path: Path) -> None:
     """``digit_ids`` adds the all-digit kind to the rotation; off, the config records
     nothing new (the committed corpora regenerate byte for byte: test_synthetic_release)."""
     from memlab.datasets.synthetic import generated_with
+    from memlab.datasets.synthetic.base import config_record
 
-    assert "digit_ids" not in SynthConfig().recorded()
+    assert "digit_ids" not in config_record(SynthConfig())
     cfg = SynthConfig(days=12, seed=4, queries_per_type=18, mix=("identifier",), digit_ids=True)
-    assert cfg.recorded()["digit_ids"] is True
+    assert config_record(cfg)["digit_ids"] is True
     assert capacity(cfg)["identifier"] == qm.IDENTIFIERS_PER_KIND * len(ALL_KINDS)
     ds = generate(cfg, tmp_path / "ds")
     assert generated_with(tmp_path / "ds", cfg)

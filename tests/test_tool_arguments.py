@@ -153,6 +153,7 @@ pytest.importorskip("mcp")
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_server_answers_every_argument_with_memlabs_message(tmp_path: Path) -> None:
     """One server (a preset file's system): every refused call of every tool is the
     protocol's tool error with memlab's message and no pydantic text; "3" answers as 3;

@@ -51,12 +51,14 @@ BENCHMARKS: dict[str, str] = {
     "best_line_cost": "what ranking chunks by their best line costs: index, build, latency",
 }
 # The other scripts of benchmarks/, run by name (`memlab bench NAME`) or directly, never by
-# default: the reliability runs (docs/reliability.md) and the Ray and learned-stage timings.
+# default: the reliability runs (docs/reliability.md) and the Ray, learned-stage and harvest
+# timings.
 OTHER_SCRIPTS: dict[str, str] = {
     "load": "searches under a live writer, a huge daily log, many tiny files",
     "kill_loop": "SIGKILL the indexer at random moments, many times",
     "ray_eval": "`memlab eval` on Ray: local vs 1 and 2 workers",
     "learned_stage": "the learned stage's cost per query",
+    "harvest_speed": "`memlab harvest` on 1,000 sessions / 10,000 memory_search calls",
 }
 # `memlab bench --quick`, measured on the 2-core reference machine (shared with other
 # work): seconds with an empty benchmark cache, and once its corpora and indexes are cached.

@@ -134,7 +134,18 @@ def add_index_options(p: argparse.ArgumentParser, title: str = "index options") 
         " (default numpy; an approximate index is rebuilt per call, so exact is fastest here)",
     )
     g.add_argument("--config", help="OpenClaw config file (openclaw.json, JSON5)")
-    g.add_argument("--agent", help="agent id whose memorySearch override applies (with --config)")
+    g.add_argument(
+        "--agent",
+        help="agent id whose memorySearch override applies (with --config); its transcripts"
+        " (the sessions source) are then OpenClaw's <state>/agents/ID/sessions",
+    )
+    g.add_argument(
+        "--sessions",
+        metavar="DIR",
+        default=None,
+        help="folder of the JSONL session transcripts of the sessions source (default:"
+        " --agent's under OpenClaw's state folder, else WORKSPACE/sessions)",
+    )
     g.add_argument(
         "--embed-timeout",
         type=float,
@@ -346,11 +357,14 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     ``memlab.config.index_options``; each flag given on the command line wins
     over the config's value (``--extra`` paths are added after the config's
     ``extraPaths``). A 2026.9.6 config (``memory.search``) without ``--memory-files``
-    indexes the release's files (``openclaw-2026.9``). Nothing is read or written until
+    indexes the release's files (``openclaw-2026.9``). The transcripts of the sessions
+    source are where ``memlab.sessions.transcript_places`` says (``--sessions``, else
+    ``--agent``'s, else ``WORKSPACE/sessions``). Nothing is read or written until
     the index is used.
     """
     from memlab.config import index_options
     from memlab.config.load import config_files_rule, index_extras, index_settings
+    from memlab.sessions import transcript_places
     from memlab.store import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
@@ -378,7 +392,10 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         **({"memory_files": mf} if mf else {}),
         **({"default_memory": False} if extras.get("default_memory") is False else {}),
     )
-    return MemoryIndex(args.workspace, **options)
+    places = transcript_places(
+        args.workspace, sessions=getattr(args, "sessions", None), agent=getattr(args, "agent", None)
+    )
+    return MemoryIndex(args.workspace, sessions_dir=places.jsonl_dir, **options)
 
 
 def announce_rebuild(index: Any) -> None:

@@ -33,7 +33,7 @@ from memlab.cli.labsetup import (
     lab_command,
 )
 
-__all__ = ["add_parsers", "cmd_eval", "eval_on", "external_runs"]
+__all__ = ["add_parsers", "cmd_eval", "eval_on", "external_runs", "print_group_spread"]
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
@@ -244,6 +244,7 @@ def eval_on(
         if line:
             print(line)
     print(res.format(settings=not args.no_settings))
+    print_group_spread(lab, res, metrics[0])
     if args.by_category:
         for m in metrics:
             print(f"\n{m} by category:")
@@ -265,6 +266,17 @@ def eval_on(
             pd.concat(saved, names=["system"]).reset_index(level=0).to_csv(out, index=False)
             print(f"\nevidence ranks of every span: {out}")
     return 0
+
+
+def print_group_spread(lab: Any, res: Any, metric: str) -> None:
+    """Each group's figure and the leader's lead in it (``memlab.eval.groups``), when the
+    dataset has two groups or more."""
+    from memlab.eval.groups import experiment_groups
+
+    q = lab.dataset.queries
+    spread = experiment_groups(res, dict(zip(q["qid"], q["group"], strict=True)), metric)
+    if spread is not None:
+        print(f"\n{spread[1]}")
 
 
 def evidence_ranks_table(ranks: Any, p: Any) -> str:
@@ -341,7 +353,11 @@ def add_parsers(sub: Any) -> None:
     """Add the ``eval`` subcommand to ``memlab``'s subparsers; a ``LabError`` it raises
     becomes a ``CliError`` (exit 2)."""
     p = sub.add_parser(
-        "eval", help="compare presets on a dataset: recall/nDCG table with paired tests"
+        "eval",
+        help="compare presets on a dataset: recall/nDCG table with paired tests",
+        epilog="The folder dataset (memlab's folder format: dataset.json, queries.jsonl,"
+        " evidence.jsonl, the workspace) is described in docs/folder-format.md; memlab"
+        " harvest writes one from an agent's own transcripts.",
     )
     add_dataset_arguments(p)
     p.add_argument(

@@ -233,7 +233,12 @@ def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
     """The options of a lab command over a dataset (``memlab eval``, ``memlab sweep``): the
     dataset and where it is, the unit and level, the embedder, the split seed, ``--set``,
     ``--json`` and ``--ray``."""
-    p.add_argument("dataset", choices=DATASETS)
+    p.add_argument(
+        "dataset",
+        choices=DATASETS,
+        help="folder: memlab's folder format (docs/folder-format.md; memlab synth and memlab"
+        " harvest write it)",
+    )
     p.add_argument("--path", help="dataset file or folder")
     p.add_argument(
         "--unit",

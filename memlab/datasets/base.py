@@ -1,4 +1,5 @@
-"""The `Dataset` type and memlab's plain on-disk format for evaluation data.
+"""The `Dataset` type and memlab's plain on-disk format for evaluation data (for users:
+docs/folder-format.md; ``memlab synth`` and ``memlab harvest`` write it).
 
 A dataset is one or more OpenClaw workspaces plus questions and evidence spans.
 Evidence is given as line spans of memory files, not as chunk ids, so the same
@@ -103,6 +104,60 @@ class Dataset:
         q = self.queries[self.queries["qid"].isin(keep)].reset_index(drop=True)
         e = self.evidence[self.evidence["qid"].isin(keep)].reset_index(drop=True)
         return Dataset(name or self.name, self.root, dict(self.workspaces), q, e, dict(self.info))
+
+    def select_groups(
+        self, groups: list[str] | tuple[str, ...], name: str | None = None
+    ) -> Dataset:
+        """The data set restricted to the workspaces ``groups`` and the questions asked
+        against them (with their evidence), in the data set's own order. An empty list or
+        a group the data set does not have raises ``ValueError`` naming it."""
+        wanted = [str(g) for g in groups]
+        unknown = [g for g in wanted if g not in self.workspaces]
+        if unknown or not wanted:
+            raise ValueError(
+                f"{self.name}: no workspace group {', '.join(map(repr, unknown)) or '(none given)'}"
+                f"; it has {', '.join(self.workspaces)}"
+            )
+        keep = set(wanted)
+        q = self.queries[self.queries["group"].isin(keep)].reset_index(drop=True)
+        e = self.evidence[self.evidence["qid"].isin(set(q["qid"]))].reset_index(drop=True)
+        ws = {g: p for g, p in self.workspaces.items() if g in keep}
+        return Dataset(name or self.name, self.root, ws, q, e, dict(self.info))
+
+    def first_sessions(self, n: int, root: str | Path) -> Dataset:
+        """The data set as it stood after its first ``n`` dated files: each workspace's
+        dated memory files (``memlab.store.asof.unit_time``, in time order) up to the
+        ``n``-th, with its undated files, copied under ``root/<group>``; and the questions
+        whose ``cutoff`` is at most the time of the first file left out (they saw no later
+        file), with their evidence. A smaller run of an as-of data set (RealMem) that
+        answers every kept question from exactly the memory it had. ``n`` < 1 raises
+        ``ValueError``; a data set without a ``cutoff`` column raises ``KeyError``."""
+        import shutil
+
+        from memlab.store.asof import unit_time
+
+        if n < 1:
+            raise ValueError(f"first_sessions needs n >= 1, got {n}")
+        if "cutoff" not in self.queries.columns:
+            raise KeyError(f"{self.name}: first_sessions needs a 'cutoff' column in the queries")
+        out, root = {}, Path(root)
+        end: dict[str, float] = {}
+        for group, ws in self.workspaces.items():
+            files = [p for p in sorted(ws.rglob("*.md")) if p.is_file() and not p.is_symlink()]
+            rel = [p.relative_to(ws).as_posix() for p in files]
+            dated = sorted((t, r) for r in rel if not math.isnan(t := unit_time(r)))
+            kept = {r for _, r in dated[:n]} | {r for r in rel if math.isnan(unit_time(r))}
+            end[group] = dated[n][0] if len(dated) > n else math.inf
+            for r in sorted(kept):
+                dest = root / group / r
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ws / r, dest)
+            out[group] = root / group
+        q = self.queries
+        keep = q["cutoff"].to_numpy() <= q["group"].map(end).to_numpy()
+        q = q[keep].reset_index(drop=True)
+        e = self.evidence[self.evidence["qid"].isin(set(q["qid"]))].reset_index(drop=True)
+        return Dataset(self.name, root, out, q, e, dict(self.info))
 
     def save(self) -> Path:
         """Write ``dataset.json``, ``queries.jsonl`` and ``evidence.jsonl`` under ``root``."""

@@ -17,7 +17,14 @@ from typing import TypeVar
 from memlab.paths import cache_dir
 from memlab.vocab import NOTEBOOK_SIZES
 
-__all__ = ["SIZE_ENV", "notebook_cache", "notebook_size", "notebook_workdir", "sized"]
+__all__ = [
+    "SIZE_ENV",
+    "finding",
+    "notebook_cache",
+    "notebook_size",
+    "notebook_workdir",
+    "sized",
+]
 
 SIZE_ENV = "MEMLAB_NOTEBOOK_SIZE"
 CACHE_ENV = "MEMLAB_NOTEBOOK_CACHE"
@@ -52,3 +59,22 @@ def notebook_workdir() -> tempfile.TemporaryDirectory[str]:
     """A folder private to this kernel for generated files (removed with the object), so
     two runs of one notebook never disturb each other."""
     return tempfile.TemporaryDirectory(prefix="memlab-notebook-")
+
+
+def finding(holds: bool, what: str) -> bool:
+    """Check a finding about the whole data set that a notebook's answer states.
+
+    At full size a finding that does not hold raises ``AssertionError`` naming it (the
+    printed answer would misstate the data). At small size the run holds a few groups,
+    on which a difference measured over the whole set need not show: the outcome is
+    printed (``finding not checked at small size (holds|does not hold here): …``) and
+    the run goes on. Returns ``holds``. Structural checks (a formula, a shape, an
+    identity) stay plain ``assert``s, at every size.
+    """
+    if notebook_size() == "full":
+        if not holds:
+            raise AssertionError(f"finding no longer holds: {what}")
+    else:
+        state = "holds" if holds else "does not hold"
+        print(f"finding not checked at small size ({state} here): {what}")
+    return bool(holds)

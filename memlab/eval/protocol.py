@@ -32,6 +32,7 @@ __all__ = [
     "conversation_halves",
     "question_halves",
     "scored_questions",
+    "small_groups",
 ]
 
 QUESTION_SPLIT_FRACTION = 0.5
@@ -83,3 +84,15 @@ def conversation_halves(ds: Any) -> tuple[list[str], list[str]]:
     tune_set = set(tune_groups)
     in_tune = groups.isin(tune_set)
     return q["qid"][in_tune].tolist(), q["qid"][~in_tune].tolist()
+
+
+def small_groups(ds: Any) -> list[str]:
+    """The small configuration of a dev set: the first group of each conversation half
+    (`conversation_split` over the groups with scored questions), so a run that must take
+    seconds — the CI quality guard, a notebook at small size — still has one tuning and
+    one reporting conversation. LoCoMo dev: conv-26, conv-30; BEAM 100K: chats 1 and 2.
+    A data set with one such group gives that group alone; none raises ``ValueError``."""
+    tune, report = conversation_split(scored_questions(ds)["group"].astype(str).tolist())
+    if not tune:
+        raise ValueError(f"{ds.name}: no question has evidence, so no group to keep")
+    return tune[:1] + report[:1]

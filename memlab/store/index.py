@@ -33,6 +33,7 @@ import numpy as np
 
 import memlab.store.legs as legs
 from memlab.chunking import ChunkerConfig
+from memlab.sessions import transcript_places
 from memlab.store.asof import PastKeywords
 from memlab.store.filerules import (
     DEFAULT_MEMORY_FILES,
@@ -84,6 +85,8 @@ class MemoryIndex(IndexWriter):
     ``chunker``) or ``"openclaw-2026.9"`` (the release's discovery and fixed chunker, with
     per-chunk annotations in ``table.importance``/``project_keys``/``triggers``); part of
     the identity (file name) and the fingerprint.
+    ``sources`` with ``"sessions"`` adds the JSONL transcripts of ``sessions_dir``
+    (default: ``memlab.sessions.transcript_places``, ``WORKSPACE/sessions``).
     One writer at a time: ``sync`` takes an exclusive lock on ``DB.lock`` and
     waits up to ``lock_timeout`` seconds before raising ``IndexLockedError``.
     """
@@ -132,9 +135,8 @@ class MemoryIndex(IndexWriter):
         # Paths as strings; {path, pattern} entries (the 2026.9 rule) kept as dicts.
         self.extra_paths = normalize_extra_entries(extra_paths)
         self.sources = tuple(sources)
-        self.sessions_dir = (
-            Path(sessions_dir).expanduser() if sessions_dir else self.workspace / "sessions"
-        )
+        # one rule of where transcripts are (memlab.sessions.transcript_places)
+        self.sessions_dir = transcript_places(self.workspace, sessions=sessions_dir).jsonl_dir
         self.fts_tokenizer = fts_tokenizer
         self.fts_path_prefix = fts_path_prefix
         self.memory_files = check_memory_files(memory_files)
