@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memlab.fusion import rrf_top_bonus
-from memlab.qmd.query import CANDIDATE_LIMIT, QMD_LIST_LIMIT, VECTOR_CHUNK_LIMIT, best_chunk
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
@@ -50,6 +49,8 @@ def _vector_files(paths: np.ndarray, ranks: np.ndarray, scores: np.ndarray) -> d
     """{path: rank} of QMD's vector list: the files of the given chunks (their vector ranks
     and cosines), each at its best cosine, best first (ties: the file met first in rank
     order), the first ``QMD_LIST_LIMIT``."""
+    from memlab.qmd.query import QMD_LIST_LIMIT
+
     best: dict[str, tuple[float, int]] = {}
     for i in np.argsort(ranks, kind="stable"):
         path = str(paths[i])
@@ -66,6 +67,9 @@ def qmd_documents_stage(
     """``qmd_doc`` (= ``final``): each file's fused score on its best chunk, NaN elsewhere
     (the file's other chunks leave the results: ``valid``); ``tie_break``: the order QMD
     meets the files. See the module docstring for the formula."""
+    # imported when the stage runs: the stage table is built by every search
+    from memlab.qmd.query import CANDIDATE_LIMIT, QMD_LIST_LIMIT, VECTOR_CHUNK_LIMIT, best_chunk
+
     nq, nc = cs.pos.shape
     score = np.full((nq, nc), np.nan)
     tie = np.full((nq, nc), np.inf)
