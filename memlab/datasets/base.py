@@ -262,7 +262,7 @@ def locate_data(
     )
 
 
-def load_folder(root: str | Path, qrels: str = "both") -> Dataset:
+def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = True) -> Dataset:
     """Read a dataset in memlab's folder format (see the module docstring).
 
     A folder with ``queries.jsonl`` but no ``dataset.json`` is read as one
@@ -270,13 +270,15 @@ def load_folder(root: str | Path, qrels: str = "both") -> Dataset:
     The relevance labels are ``evidence.jsonl`` and the human judgments of
     ``judgments.jsonl`` (``memlab judge``), chosen by ``qrels`` (``"human"``,
     ``"implicit"``: harvest's, ``"both"``; ``memlab.datasets.judgments.select_qrels``).
-    Every label's span is checked against its workspace (``memlab.datasets.validate``).
+    Every label's span is checked against its workspace (``memlab.datasets.validate``;
+    ``check_spans=False`` for a writer whose spans may lie outside it by design, e.g. a
+    simulated memory that lost the file its evidence was on).
     Raises ``FileNotFoundError`` naming the missing file, ``ValueError`` on a
     malformed line (with its line number), on a span outside the workspace (naming
     question, file and line), and when ``qrels`` leaves no relevant span at all.
     """
     from memlab.datasets.judgments import JUDGMENTS_FILE, human_judgments, select_qrels
-    from memlab.datasets.validate import check_spans
+    from memlab.datasets.validate import check_spans as check
 
     root = Path(root).expanduser()
     if not root.is_dir():
@@ -299,8 +301,10 @@ def load_folder(root: str | Path, qrels: str = "both") -> Dataset:
     evidence = pd.DataFrame(_read_jsonl(root / "evidence.jsonl"))
     human = human_judgments(root)
     group_of = _groups_of(queries)
-    sizes = check_spans(evidence, workspaces, group_of, str(root / "evidence.jsonl"))
-    sizes |= check_spans(human, workspaces, group_of, str(root / JUDGMENTS_FILE))
+    sizes: dict[tuple[str, str], int] = {}
+    if check_spans:
+        sizes = check(evidence, workspaces, group_of, str(root / "evidence.jsonl"))
+        sizes |= check(human, workspaces, group_of, str(root / JUDGMENTS_FILE))
     relevant, judged = select_qrels(evidence, human, qrels)
     if judged is not None:  # each judged file's lines: judged@k reads a span's true end
         keys = zip(judged["qid"].map(group_of), judged["path"], strict=True)

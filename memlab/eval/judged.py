@@ -70,8 +70,8 @@ def judged_at_k(
 ) -> np.ndarray:
     """Per question of ``qids``: judged@k = #judged among the top min(k, n) results /
     min(k, n), n = the results the system returned for it (``results``: ``qid, rank, path,
-    start_line, end_line``, rank 0-based); NaN when it returned none (ir-measures leaves
-    such a question out of its mean). ``judged``: ``qid, path, start_line, end_line,
+    start_line, end_line``, rank 0-based); NaN when it returned none: nothing unjudged is
+    there to count (ir-measures scores such a question, missing from its run, 0). ``judged``: ``qid, path, start_line, end_line,
     grade`` and optionally ``last_line`` (the file's lines of text; module docstring: which
     result counts as judged)."""
     spans: dict[tuple[str, str], list[tuple[int, int, int, int]]] = {}

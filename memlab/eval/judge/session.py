@@ -62,11 +62,21 @@ class JudgeSession:
         self.pool = pool
         self.store = store
         self.gain = gain
-        self.exhaustive = exhaustive
         self.order = PairOrder(pool.rank_matrix(), gain)
         self._files: dict[str, Any] = {}
         self._current: int | None = None
         self._stale = True
+        self._exhaustive = bool(exhaustive)
+
+    @property
+    def exhaustive(self) -> bool:
+        """Whether the session asks the rest of the pool once every pair is decided (set
+        it to go on after a decided pool, as ``memlab judge --all`` does)."""
+        return self._exhaustive
+
+    @exhaustive.setter
+    def exhaustive(self, value: bool) -> None:
+        self._exhaustive, self._stale = bool(value), True
 
     # ------------------------------------------------------------------ state
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
