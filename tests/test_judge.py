@@ -179,15 +179,27 @@ def test_q_and_the_end_of_input_stop_with_every_answer_saved(tmp_path: Path) -> 
     assert len(read_judgment_rows(tmp_path / "judgments.jsonl")) == 2
 
 
+@pytest.mark.timeout(60)
 def test_at_a_terminal_one_key_press_answers(tmp_path: Path) -> None:
+    import threading
+
     pool = _pool(8, root=tmp_path / "data")
     master, slave = pty.openpty()
+    out = io.StringIO()
+
+    def press() -> None:  # each key once its prompt is shown, with no Enter
+        for n, key in enumerate((b"y", b"q"), 1):
+            while out.getvalue().count("[y relevant") < n:
+                time.sleep(0.01)
+            os.write(master, key)
+
+    typist = threading.Thread(target=press, daemon=True)
+    typist.start()
     try:
-        os.write(master, b"yq")  # no Enter: cbreak mode reads each key as it comes
         with os.fdopen(slave, "r", buffering=1, closefd=False) as stdin:
-            out = io.StringIO()
             rc = run_loop(JudgeSession(pool, JudgmentStore(tmp_path)), stdin, out, tty=True)
     finally:
+        typist.join(5)
         os.close(master)
         os.close(slave)
     assert rc == 0

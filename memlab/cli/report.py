@@ -106,7 +106,11 @@ def _notes(res: Any, lab: Any, args: argparse.Namespace) -> list[str]:
 
     scored = set(res.per_query["qid"])
     q = lab.dataset.queries
-    units = visible_units(lab)[q["qid"].isin(scored).to_numpy()]
+    units = None
+    pipes = [s for s in res.systems if hasattr(s, "retrieval_spec")]
+    if pipes and getattr(lab, "executor", None) is None:  # a Ray lab's indexes are remote
+        # the lab the first system ran on: its indexes are built already
+        units = visible_units(lab.lab_for(pipes[0]))[q["qid"].isin(scored).to_numpy()]
     notes = [*judged_warnings(res), *ceiling_warnings(res, units)]
     names = [s.name for s in res.systems]
     implicit = "implicit" in set(lab.dataset.evidence.get("judge", []))

@@ -279,6 +279,7 @@ def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = Tr
     """
     from memlab.datasets.judgments import JUDGMENTS_FILE, human_judgments, select_qrels
     from memlab.datasets.validate import check_spans as check
+    from memlab.datasets.validate import groups_of
 
     root = Path(root).expanduser()
     if not root.is_dir():
@@ -300,7 +301,7 @@ def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = Tr
     queries = pd.DataFrame(_read_jsonl(root / "queries.jsonl"))
     evidence = pd.DataFrame(_read_jsonl(root / "evidence.jsonl"))
     human = human_judgments(root)
-    group_of = _groups_of(queries)
+    group_of = groups_of(queries)
     sizes: dict[tuple[str, str], int] = {}
     if check_spans:
         sizes = check(evidence, workspaces, group_of, str(root / "evidence.jsonl"))
@@ -317,14 +318,6 @@ def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = Tr
         }.get(qrels, "no relevant span")
         raise ValueError(f"{root}: --qrels {qrels} leaves {what}")
     return Dataset(name, root, workspaces, queries, relevant, info, judged)
-
-
-def _groups_of(queries: pd.DataFrame) -> dict[str, str]:
-    """{qid: workspace group} of raw query rows (group ``default`` when not given)."""
-    if "qid" not in queries.columns:
-        return {}
-    groups = queries["group"] if "group" in queries.columns else ["default"] * len(queries)
-    return {str(q): str(g) for q, g in zip(queries["qid"], groups, strict=True)}
 
 
 def _coerce_queries(df: pd.DataFrame) -> pd.DataFrame:

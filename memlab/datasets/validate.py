@@ -17,12 +17,21 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["SpanError", "check_spans"]
+__all__ = ["SpanError", "check_spans", "groups_of"]
 
 
 class SpanError(ValueError):
     """A relevance span outside its workspace (a usage error: the message names the
     question, the file and the line)."""
+
+
+def groups_of(queries: pd.DataFrame) -> dict[str, str]:
+    """{qid: workspace group} of raw query rows (group ``default`` when not given; {}
+    without a ``qid`` column, which the loader reports)."""
+    if "qid" not in queries.columns:
+        return {}
+    groups = queries["group"] if "group" in queries.columns else ["default"] * len(queries)
+    return {str(q): str(g) for q, g in zip(queries["qid"], groups, strict=True)}
 
 
 def check_spans(

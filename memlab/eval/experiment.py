@@ -255,7 +255,8 @@ class ExperimentResult:
         """One object per system: name, settings (every parameter), ``candidates``
         (``system_settings``: keyword mode, depth, fusion, effective weights, min_score),
         ``same_ranking_as`` (the earlier system it ranks identically to, or None),
-        metric values, n queries (+ tests)."""
+        metric values with their 95 % bootstrap CIs (``ci95``), judged@k on partial labels, n
+        queries (+ tests)."""
         same_as = self.same_ranking_as()
         out = []
         for s in self.systems:
@@ -268,7 +269,9 @@ class ExperimentResult:
                 "same_ranking_as": same_as.get(s.name),
                 "n_queries": int(r["n"]),
                 "metrics": {m: float(r[m]) for m in self.metrics},
+                "ci95": {m: [_f(r.get(f"{m} low")), _f(r.get(f"{m} high"))] for m in self.metrics},
             }
+            item.update({c: _f(r[c]) for c in self.table.columns if c.startswith("judged@")})
             if self.baseline and s.name != self.baseline:
                 item["vs_baseline"] = {
                     m: {

@@ -70,26 +70,27 @@ class Card:
 
 def query_terms(query: str) -> list[str]:
     """The words of ``query`` worth marking: its identifiers
-    (``textquery.identifier_terms``) and keywords (``textquery.extract_keywords``, numbers
-    kept), de-duplicated case-insensitively, longest first (so a longer term is marked
-    whole)."""
+    (``textquery.identifier_terms``) and keywords (``textquery.extract_keywords``),
+    de-duplicated case-insensitively, longest first (so a longer term is marked whole)."""
     from memlab.textquery import extract_keywords, identifier_terms
 
     seen: dict[str, str] = {}
-    for t in [*identifier_terms(query), *extract_keywords(query, drop_numbers=False)]:
+    for t in [*identifier_terms(query), *extract_keywords(query)]:
         seen.setdefault(t.lower(), t)
     return sorted(seen.values(), key=len, reverse=True)
 
 
 def mark_terms(text: str, terms: list[str], *, ansi: bool = False, html_: bool = False) -> str:
-    """``text`` with every occurrence of a term marked: at a word start, case-insensitive,
-    a term extended to the end of its word (``invoice`` marks ``invoices``). ANSI bold
-    yellow (``ansi``), ``<mark>`` with the rest HTML-escaped (``html_``), else
-    ``**…**``."""
+    """``text`` with every occurrence of a term marked, case-insensitive: an identifier as
+    written, not inside a longer word (``textquery.identifier_pattern``: ``a828e60`` is not
+    in ``a828e601``), a plain word at a word start and on to the end of its word
+    (``invoice`` marks ``invoices``). ANSI bold yellow (``ansi``), ``<mark>`` with the rest
+    HTML-escaped (``html_``), else ``**…**``."""
     if not terms:
         return html.escape(text) if html_ else text
     pattern = re.compile(
-        "|".join(r"(?<!\w)" + re.escape(t) + r"[\w.-]*(?<![.-])" for t in terms), re.IGNORECASE
+        "|".join(r"(?<!\w)" + re.escape(t) + (r"\w*" if t.isalpha() else r"(?!\w)") for t in terms),
+        re.IGNORECASE,
     )
     out, last = [], 0
     for m in pattern.finditer(text):

@@ -20,8 +20,8 @@ PROMPT = "  ".join(f"{k} {m}" for k, m in JUDGE_KEYS.items())
 
 
 def read_key(stdin: IO[str], tty: bool) -> str | None:
-    """One answer: a key press at a terminal (``termios``/``tty`` cbreak mode, restored in
-    any case), else the first character of the next non-empty line; None at the end of
+    """One answer: a key press at a terminal (``termios``/``tty`` cbreak mode for this read
+    only, restored in any case; keys typed ahead are kept), else the first character of the next non-empty line; None at the end of
     input."""
     if tty:
         import termios
@@ -30,7 +30,8 @@ def read_key(stdin: IO[str], tty: bool) -> str | None:
         fd = stdin.fileno()
         saved = termios.tcgetattr(fd)
         try:
-            tty_mod.setcbreak(fd)
+            # TCSANOW, not the default TCSAFLUSH: a key typed ahead is an answer, not noise
+            tty_mod.setcbreak(fd, termios.TCSANOW)
             ch = stdin.read(1)
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)
