@@ -23,10 +23,12 @@ def read_key(stdin: IO[str], tty: bool) -> str | None:
     """One answer: a key press at a terminal (``termios``/``tty`` cbreak mode for this read
     only, restored in any case; keys typed ahead are kept), else the first character of the next non-empty line; None at the end of
     input."""
-    if tty:
+    try:
         import termios
         import tty as tty_mod
-
+    except ImportError:  # no termios (Windows): one answer per line there too
+        tty = False
+    if tty:
         fd = stdin.fileno()
         saved = termios.tcgetattr(fd)
         try:
