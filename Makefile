@@ -39,10 +39,12 @@ test: setup
 	$(call timed,tests,OPENCLAW_DIST="$$(cat $(REPORT)/openclaw-dist)" $(PYTEST))
 
 # The inner loop: ruff and every test not marked slow, model or locomo (no model load, no
-# notebook, no dev set), in under two minutes on two cores.
+# notebook, no dev set, no test of a few seconds or more), property tests with 10 examples
+# each unless a test sets its own: under two minutes on two cores.
 test-fast: setup
 	$(VENV)/bin/ruff check $(LINTED)
-	$(PY) -m pytest -n auto --dist loadfile -q -m "not slow and not model and not locomo"
+	$(PY) -m pytest -n auto --dist loadfile -q -m "not slow and not model and not locomo" \
+		--hypothesis-profile fast
 
 # Fetch OpenClaw 2026.9.6 for the differential tests (prints its dist folder).
 openclaw-release: setup

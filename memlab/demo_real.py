@@ -53,12 +53,16 @@ def run_real(
     seed: int,
     say: Any,
     progress: bool | None,
+    stats: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """Run the question on the shipped persona (module docstring), printing with ``say``;
     returns the figures `conclusion` reads (per system: mean, Δ vs 0.7/0.3, its CI, p),
     or None when the persona is not there (an installed package without the checkout).
     ``embedder``: an ``Embedder`` (the demo's cached one). Writes ``out/realmem`` (the
-    converted workspace and its index) and ``out/realmem/experiment``."""
+    converted workspace and its index) and ``out/realmem/experiment``. ``stats``: the
+    persona's ``corpus_stats``; given, the figures also hold ``point``, the persona as a
+    point of ``memlab.eval.realism`` (its weight plateau and presets on all its queries),
+    which the demo places on its overlap curve."""
     from memlab.datasets.realmem import load_realmem
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
@@ -152,6 +156,12 @@ def run_real(
     say(f"       held-out comparison on {len(ref)} queries:")
     say("\n".join("       " + ln for ln in lines), wrap=False)
     figures["tuned"] = tuned.name if abs(w - 0.7) > 1e-9 else BASELINE
+    if stats is not None:
+        from memlab.eval.realism import measure_points
+
+        figures["point"] = measure_points(
+            lab, {group: qids}, REAL_METRIC, {group: stats}, style=stats["style"]
+        )[0]
     return figures
 
 
@@ -201,12 +211,11 @@ def conclusion(synthetic: dict[str, Any], real: dict[str, Any] | None) -> list[s
         out.append(
             f"They disagree on tuning: the tuned weight ({weights}) is {t['synthetic']} than"
             f" 0.7/0.3 on the synthetic corpus and {t['real persona']} on the real persona."
-            f" Why: on the synthetic corpus the vector leg alone is weak ({legs['synthetic'][0]:.3f}"
-            f" against bm25's {legs['synthetic'][1]:.3f}: its answers are single lines inside"
-            " 200-token chunks), so the keyword leg should carry the fusion; on the real"
-            f" persona the legs are close ({legs['real persona'][0]:.3f} / {legs['real persona'][1]:.3f})"
-            " and the tuned weight does not beat 0.7/0.3" + why_small + ". A weight tuned on"
-            " one corpus is a finding about it, not a default."
+            f" Why: alone, the legs reach {legs['synthetic'][0]:.3f} (vector) and"
+            f" {legs['synthetic'][1]:.3f} (bm25) on the synthetic corpus and"
+            f" {legs['real persona'][0]:.3f} / {legs['real persona'][1]:.3f} on the real"
+            " persona, and the weight follows the stronger leg" + why_small + ". A weight tuned"
+            " on one corpus is a finding about it, not a default."
         )
     b = {k: _verdict(v["systems"]["memlab-best"]) for k, v in parts.items()}
     if len(set(b.values())) == 1:
@@ -228,8 +237,9 @@ def conclusion(synthetic: dict[str, Any], real: dict[str, Any] | None) -> list[s
             f"They disagree on the legs: alone, {stronger['synthetic']} is stronger on the"
             f" synthetic corpus ({legs['synthetic'][0]:.3f} / {legs['synthetic'][1]:.3f},"
             f" vector / bm25) and {stronger['real persona']} on the real persona"
-            f" ({legs['real persona'][0]:.3f} / {legs['real persona'][1]:.3f}). Why: the synthetic"
-            " answers are single lines inside 200-token chunks whose other lines dilute a"
-            " chunk's embedding, while a real session is about one project."
+            f" ({legs['real persona'][0]:.3f} / {legs['real persona'][1]:.3f}). Why: the fit"
+            " matches words (how many of a question's terms its evidence and the best other"
+            " unit hold), not meaning: a real session is about one project, a synthetic fact"
+            " one turn among unrelated ones (docs/realism.md)."
         )
     return out

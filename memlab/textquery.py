@@ -250,12 +250,13 @@ def identifier_terms(query: str) -> list[str]:
     return list(out.values())
 
 
-# Words that open a question (lower case): interrogatives and the auxiliaries of a yes/no
-# question. English only; a question in another language is known by its question mark.
+# Words that open a question (lower case): interrogatives, the auxiliaries of a yes/no
+# question, and the verbs of a request put as an order ("list the open tickets"). English
+# only; a question in another language is known by its question mark.
 QUESTION_WORDS: frozenset[str] = frozenset(
     """what when where who whom whose which why how
     is are was were am do does did can could should would will shall may might must
-    has have had""".split()
+    has have had tell list name give describe explain""".split()
 )
 # Question marks at a query's end: ASCII, fullwidth (CJK), Arabic, the Greek question mark.
 _QUESTION_MARKS = "?\uff1f\u061f\u037e"

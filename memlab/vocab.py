@@ -150,6 +150,19 @@ SYNTH_DEFAULT_MIX: tuple[str, ...] = tuple(p for p in SYNTH_PHENOMENA if p != "c
 SYNTH_RELEASE_PHENOMENA: tuple[str, ...] = (
     *("importance", "project", "filename", "trigger", "longlived"),
 )
+# How a synthetic workspace is written (SynthConfig.style): "notes" (an agent's daily logs of
+# bullets and MEMORY.md) or "conversation" (one user–assistant session per day).
+SYNTH_STYLES: tuple[str, ...] = ("notes", "conversation")
+# The question categories that ask about a fact in words: the realism knob `paraphrase`
+# rewords them, `confusability` adds look-alike lines for them. Not exact, identifier,
+# keyword or dated (their point is the shared words), nor cjk.
+SYNTH_WORD_CATEGORIES: tuple[str, ...] = (
+    "paraphrase",
+    "update",
+    "redundancy",
+    "distractor",
+    "multi",
+)
 
 # ------------------------------------------------- judgments and reports (lab)
 # Which relevance labels a folder's tables use (--qrels; memlab.datasets.judgments): the human

@@ -24,6 +24,11 @@ os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# `make test-fast` runs the property tests with fewer examples each (--hypothesis-profile
+# fast); `make test` with Hypothesis's defaults or the test's own settings.
+settings.register_profile("fast", max_examples=10)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

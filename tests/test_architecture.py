@@ -198,6 +198,7 @@ def test_every_module_is_classified() -> None:
     assert not missing, f"add these modules to LAYERS in {__file__}: {missing}"
 
 
+@pytest.mark.slow
 def test_imports_point_down() -> None:
     bad = []
     for imp in memlab_imports():
@@ -228,6 +229,7 @@ def defined_privates(path: Path) -> set[str]:
     return {n for n in out if _private(n)}
 
 
+@pytest.mark.slow
 def test_no_private_names_across_modules() -> None:
     owners: dict[str, set[str]] = {}  # private name → memlab modules defining it
     for mod, path in MODULES.items():
@@ -303,6 +305,7 @@ def is_shim(tree: ast.Module) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_no_shim_modules() -> None:
     """Moved names are not kept at their old paths: no module outside a package's
     ``__init__`` only re-exports, and no module calls itself deprecated."""
@@ -410,6 +413,7 @@ json.dump({"rc": rc, "modules": sorted(m for m in sys.modules if m.startswith("m
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["memlab-best", "openclaw"])
 def test_search_loads_no_lab_code(tmp_path: Path, name: str) -> None:
     ws = tmp_path / "ws"

@@ -123,6 +123,7 @@ def cutoff_before(k: int) -> float:
     return unit_time(FILES[k])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", ["turn", "chunk"])
 @pytest.mark.parametrize("k", [1, 3, 4])
 @pytest.mark.parametrize("mode", ["or", "and"])
@@ -144,6 +145,7 @@ def test_both_legs_equal_a_workspace_holding_only_the_past(
         assert np.isfinite(cut.cutoffs).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", ["turn", "chunk"])
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_every_preset_ranks_as_on_the_past_workspace(

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import best_line_cost
 
 
+@pytest.mark.slow
 def test_measure_reports_both_indexes_and_both_systems(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,7 @@ from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
 from tests.test_bench_chunk_lines import small_dataset  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["beam", "synthetic"])
 @pytest.mark.parametrize("system", ["memlab-best", "bm25"])
 def test_the_recomputation_is_fts5s_own_bm25_at_its_point(

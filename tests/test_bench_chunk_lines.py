@@ -217,6 +217,7 @@ def test_compare_preset_counts_short_queries_and_prefix_mismatches() -> None:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", [100, 1])
 def test_the_engine_preset_row_equals_the_studys_best_line_row(
     depth: int,
@@ -322,6 +323,7 @@ def small_dataset(source: str, beam_dir: Path, tmp_path: Path) -> Any:  # noqa: 
     return generate(SynthConfig(days=20, seed=5), tmp_path / "synth")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("source", "k"), [("beam", 1), ("synthetic", 6)])
 def test_missed_evidence_counts_the_spans_recall_at_k_leaves_out(
     source: str,

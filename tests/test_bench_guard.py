@@ -104,6 +104,7 @@ def assert_query_mix_holds(figures: dict, key: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_quality_no_regression_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     _check("hashing", monkeypatch, tmp_path)
 
@@ -264,6 +265,7 @@ def test_fast_sweep_beats_per_setting_loop() -> None:
     assert t_loop / t_fast >= MIN_SWEEP_SPEEDUP, f"fast sweep only {t_loop / t_fast:.1f}x the loop"
 
 
+@pytest.mark.slow
 def test_exact_scan_reads_at_memory_speed() -> None:
     from memlab.vectors import make_engine
 

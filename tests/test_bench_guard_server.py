@@ -59,6 +59,7 @@ def run_quick(script: str, out: Path, cache: Path, *extra: str) -> dict[str, Any
     return doc["results"]
 
 
+@pytest.mark.slow
 def test_import_memlab_and_help_load_no_torch(bench_cache: Path, tmp_path: Path) -> None:
     res = run_quick("cold_search.py", tmp_path / "i.json", bench_cache, "--parts", "import")
     imp = res["import"]

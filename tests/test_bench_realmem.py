@@ -8,12 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 SCRIPT = REPO / "benchmarks" / "studies" / "realmem_quality.py"
 FIXTURE = REPO / "tests" / "data" / "realmem"
 
 
+@pytest.mark.slow
 def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     proc = subprocess.run(
@@ -46,6 +49,7 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_missing_data_says_where_it_looked(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "MEMLAB_REALMEM": str(tmp_path / "none")}
     proc = subprocess.run(

@@ -72,6 +72,7 @@ def test_files_and_chunk(small_workspace: Path) -> None:
     assert bad.returncode == 2 and "file not found" in bad.stderr
 
 
+@pytest.mark.slow
 def test_index_status_search_get(small_workspace: Path) -> None:
     ws = str(small_workspace)
     first = json.loads(run("index", ws, "--embedder", "hashing", "--json").stdout)
@@ -171,6 +172,7 @@ def test_search_vector_backends_agree(small_workspace: Path) -> None:
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
+@pytest.mark.slow
 def test_missing_workspace_is_clear_error(tmp_path: Path) -> None:
     p = run("index", str(tmp_path / "nope"), "--embedder", "hashing", check=False, subprocess_=True)
     assert p.returncode == 2 and "workspace not found" in p.stderr

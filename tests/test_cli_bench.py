@@ -107,6 +107,7 @@ def test_help_needs_no_checkout(installed: Path, tmp_path: Path) -> None:
     assert f"~{bench.QUICK_SECONDS_FIRST} s the first time" in text
 
 
+@pytest.mark.slow
 def test_memlab_checkout_runs_its_scripts(installed: Path, tmp_path: Path) -> None:
     """``MEMLAB_CHECKOUT``: the installed package runs that checkout's scripts with its own
     interpreter, ``--quick`` and ``--json DIR/NAME.json`` passed on; a study by name."""

@@ -164,6 +164,7 @@ def test_missing_dataset_is_clear(tmp_path: Path) -> None:
     assert p.returncode == 2 and "not found" in p.stderr
 
 
+@pytest.mark.slow
 def test_eval_reads_another_local_model_folder(corpus: Path, tmp_path: Path) -> None:
     from memlab.embed.local import packaged_model_path
 

@@ -49,6 +49,7 @@ def seed_workspace(root: Path, days: int = 12) -> Path:
     return ws
 
 
+@pytest.mark.slow
 def test_writer_watch_and_searches_no_lost_line_no_duplicate_no_error(
     tmp_path: Path, capsys
 ) -> None:
@@ -149,6 +150,7 @@ def _chunks(db: Path) -> list:
     return kill_loop.index_digest(db)["chunks"]
 
 
+@pytest.mark.slow
 def test_two_memlab_index_processes_one_waits(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     rng = random.Random(0)

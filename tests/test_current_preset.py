@@ -182,6 +182,7 @@ def run_all(p, index) -> tuple[object, list[list[tuple[str, float]]]]:
 # (minScore, vector window): a narrow vector window leaves keyword-only hits in these
 # small workspaces (every chunk is among the 200 nearest otherwise), exercising the fill
 # and, at minScore 5, the nothing-passes rule.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("min_score", "window", "active"),
     [(0.35, 200, ()), (0.0, 200, ("net",)), (0.6, 4, ()), (0.35, 2, ("home",)), (5.0, 3, ())],

@@ -194,6 +194,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
 
 
+@pytest.mark.slow
 def test_cli_searches_an_empty_workspace_with_every_preset(tmp_path: Path) -> None:
     """A user's command on an empty workspace: no results and exit 0, for every preset."""
     ws = tmp_path / "empty"

@@ -270,6 +270,7 @@ def test_cli_killed_at_a_step_then_rerun(tmp_path):
     check_done(ws, CANON, LEGACY)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", DOCTOR_CRASH_STEPS)
 def test_crash_after_every_step_loses_nothing_and_a_rerun_finishes(kill_dir, step):
     ws = make_ws(kill_dir)
@@ -282,6 +283,7 @@ def test_crash_after_every_step_loses_nothing_and_a_rerun_finishes(kill_dir, ste
     assert len(archives(ws)) == 1  # an interrupted run's archive is reused, not copied
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_times_loses_nothing(kill_dir):
     rng = random.Random(15)
     canon, legacy = CANON * 2_000, LEGACY * 2_000  # ~90 kB each

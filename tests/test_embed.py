@@ -165,6 +165,7 @@ def test_hashing_params_change_vectors() -> None:
     np.testing.assert_array_equal(base, HashingEmbedder(64).embed_documents(text)[0])
 
 
+@pytest.mark.slow
 def test_hashing_identical_in_fresh_process(tmp_path: Path, hasher: HashingEmbedder) -> None:
     out = tmp_path / "v.npy"
     code = textwrap.dedent(

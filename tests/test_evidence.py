@@ -44,6 +44,7 @@ PRESETS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "fts_only"),
     [(n, False) for n in PRESETS] + [("openclaw", True), ("memlab-best", True)],

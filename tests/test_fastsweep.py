@@ -284,6 +284,7 @@ def test_coupled_weight_sweep_is_fast_and_identical_to_the_loop(synthetic_lab, m
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "grid", "shared"),
     [

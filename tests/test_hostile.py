@@ -118,6 +118,7 @@ def hostile(tmp_path: Path) -> dict:
     return {"ws": ws, "outside": outside, "db": tmp_path / "db" / "index.sqlite"}
 
 
+@pytest.mark.slow
 def test_hostile_workspace_indexes_reports_and_stays_inside(hostile: dict) -> None:
     ws, outside = hostile["ws"], hostile["outside"]
     idx = make(ws, hostile["db"])
@@ -171,6 +172,7 @@ def test_hostile_workspace_indexes_reports_and_stays_inside(hostile: dict) -> No
     assert again.files_changed == 0 and len(again.files_failed) == 5
 
 
+@pytest.mark.slow
 def test_line_ends_crlf_kept_lone_cr_normalised(hostile: dict) -> None:
     ws = hostile["ws"]
     idx = make(ws, hostile["db"])
@@ -222,6 +224,7 @@ def test_memory_is_a_file_and_memory_md_is_a_folder(tmp_path: Path) -> None:
     assert "error" in memory_get(ws, "MEMORY.md")  # a folder: not a regular file
 
 
+@pytest.mark.slow
 def test_deeply_nested_folders_do_not_crash_discovery(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     deep = ws / "memory"
@@ -584,6 +587,7 @@ def test_memory_get_property_never_reads_outside(get_env: dict, parts) -> None:
         assert res["text"] == allowed[rel]
 
 
+@pytest.mark.slow
 def test_fuzz_target_reduced() -> None:
     """A reduced, repeatable run of tests/fuzz_workspace.py (the fuzzer runs thousands)."""
     from tests.fuzz_workspace import fuzz

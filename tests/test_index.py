@@ -267,6 +267,7 @@ def test_second_writer_waits_then_fails_clearly(small_workspace: Path, hashing) 
     assert idx.sync().chunks > 0
 
 
+@pytest.mark.slow
 def test_sigkill_during_full_reindex_leaves_old_index_usable(
     small_workspace: Path, tmp_path: Path
 ) -> None:

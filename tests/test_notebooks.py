@@ -30,6 +30,7 @@ NOTEBOOKS = [
     "09_realmem",
     "10_flush",
     "11_your_memory",
+    "12_realism",
 ]
 # Committed outputs must stay small (they are diffs in review), and 05's must be empty:
 # its outputs would quote LoCoMo, which is licensed CC BY-NC and never copied into the repo.

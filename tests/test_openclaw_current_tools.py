@@ -331,6 +331,7 @@ def test_cli_search_json_release(ws: Path, tmp_path: Path, monkeypatch: pytest.M
 
 
 # ------------------------------------------------------------------ MCP server
+@pytest.mark.slow
 def test_mcp_release_tools(ws: Path, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     current_preset()

@@ -149,6 +149,7 @@ def index(ws: Path, db: Path, emb: Any) -> MemoryIndex:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "message"),
     [
@@ -260,6 +261,7 @@ def test_fallback_configured_by_name(provider: Provider, tmp_path: Path) -> None
     assert idx.stored_fingerprint()["provider"] == "hashing" and r.chunks > 0
 
 
+@pytest.mark.slow
 def test_query_embedding_failure_answers_with_keywords(provider: Provider, tmp_path: Path):
     ws = workspace(tmp_path)
     db = tmp_path / "index.sqlite"

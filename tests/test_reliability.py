@@ -73,6 +73,7 @@ def built(tmp_path: Path) -> dict:
     return {"ws": ws, "db": db, "md": markdown_hashes(ws)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_corrupt_index_detected_reported_rebuilt_markdown_untouched(built: dict, kind: str):
     ws, db = built["ws"], built["db"]

@@ -50,6 +50,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", ["openclaw", "openclaw-current"])
 def test_mcp_answers_bad_arguments_with_a_tool_error(ws: Path, tmp_path: Path, preset: str) -> None:
     params = StdioServerParameters(

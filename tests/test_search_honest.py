@@ -336,6 +336,7 @@ def test_failing_provider_falls_back_the_same_way_in_every_output(
     assert code == 1 and "provider down (simulated)" in err
 
 
+@pytest.mark.slow
 def test_remote_embedder_down_still_answers_by_keyword(
     http_server: Server,  # noqa: F811 (the fixture imported above)
     tmp_path: Path,

@@ -139,6 +139,7 @@ def stdio_params(ws: Path, tmp_path: Path, *extra: str) -> StdioServerParameters
     )
 
 
+@pytest.mark.slow
 def test_stdio_tools_paths_and_freshness(ws: Path, tmp_path: Path) -> None:
     async def main() -> None:
         params = stdio_params(ws, tmp_path, "--debounce-ms", "50", "--settle-ms", "50")
@@ -159,6 +160,7 @@ def test_stdio_tools_paths_and_freshness(ws: Path, tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_stdio_memlab_best_preset_and_stale_warning(ws: Path, tmp_path: Path) -> None:
     """memlab-best through the server; with a watcher too slow to have synced, a search
     is answered at once from the last index, with a warning naming the changed file."""
@@ -242,6 +244,7 @@ def post(url: str, headers: dict[str, str]) -> int:
         return exc.code
 
 
+@pytest.mark.slow
 def test_http_token_origin_host_and_tools(http_server: str, ws: Path) -> None:
     url = http_server
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")

@@ -95,6 +95,7 @@ async def until(client: Client, check: Any, seconds: float) -> dict[str, Any]:
         await asyncio.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_provider_fails_then_hangs_then_recovers(
     provider: Provider,
     ws: Path,
@@ -143,6 +144,7 @@ def test_provider_fails_then_hangs_then_recovers(
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_a_provider_that_starts_hanging_costs_one_timeout_then_nothing(
     provider: Provider,
     ws: Path,
@@ -177,6 +179,7 @@ def test_a_provider_that_starts_hanging_costs_one_timeout_then_nothing(
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_the_server_starts_while_the_provider_hangs(
     provider: Provider,
     ws: Path,
@@ -202,6 +205,7 @@ def test_the_server_starts_while_the_provider_hangs(
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_a_never_indexed_workspace_is_searched_by_keyword_while_the_provider_is_down(
     provider: Provider,
     ws: Path,
@@ -251,6 +255,7 @@ def test_an_embedder_that_has_not_learned_its_width_never_makes_the_index_stale(
     assert reader.usable() and reader.ensure_synced() is None
 
 
+@pytest.mark.slow
 def test_the_cli_answers_a_never_indexed_workspace_by_keyword_too(
     provider: Provider,
     ws: Path,

@@ -125,6 +125,7 @@ def post_on_announce(cmd: list[str], env: dict[str, str]) -> tuple[dict[str, obj
     return result, "".join(lines)
 
 
+@pytest.mark.slow
 def test_http_server_answers_a_request_sent_the_moment_it_announces(tmp_path: Path) -> None:
     # The line is printed once the socket listens, before uvicorn has started the app (the
     # SDK's session manager); a request sent at once waits in the listen backlog, since

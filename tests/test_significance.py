@@ -118,6 +118,7 @@ def test_holm_properties(p: list[float]) -> None:
     np.testing.assert_allclose(adj[order[0]], min(1.0, m * raw[order[0]]))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("statsmodels") is None, reason="needs statsmodels")
 def test_holm_matches_statsmodels() -> None:
     from statsmodels.stats.multitest import multipletests

@@ -54,6 +54,7 @@ def memlab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_status_and_search_after_index_with_undecodable_files(ws: Path, tmp_path: Path) -> None:
     idx = memlab(tmp_path, "index", str(ws), "--quiet")
     assert idx.returncode == 0 and "skipped memory/image.md: not valid UTF-8" in idx.stderr
@@ -128,6 +129,7 @@ def test_a_symlink_met_at_read_time_is_remembered_too(ws: Path, tmp_path: Path) 
     idx.close()
 
 
+@pytest.mark.slow
 def test_mcp_answers_without_a_stale_warning_and_reports_the_skips(
     ws: Path, tmp_path: Path
 ) -> None:

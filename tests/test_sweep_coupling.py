@@ -92,6 +92,7 @@ def test_text_weight_alone_is_coupled_symmetrically_and_2d_is_kept(lab: Lab) -> 
         sweep(lab, base, {"vector_weight": [0.5, 1.5]}, ["recall@6"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["fast", "stages"])
 def test_tuned_pipeline_scores_exactly_the_held_out_value(lab: Lab, path: str) -> None:
     if path == "fast":

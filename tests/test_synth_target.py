@@ -39,6 +39,7 @@ def tree(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("files", "said"),
     [
@@ -63,6 +64,7 @@ def test_synth_refuses_a_folder_it_did_not_write(
         assert tree(ws) == before  # not one byte written
 
 
+@pytest.mark.slow
 def test_synth_writes_a_new_folder_and_replaces_only_its_own_corpus(tmp_path: Path) -> None:
     out = tmp_path / "corpus"
     assert memlab(tmp_path, "synth", str(out), "--days", "5").returncode == 0

@@ -72,6 +72,7 @@ def _ctrl_c_reaches_python() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_watch_exits_130_on_ctrl_c(ws: Path, tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "memlab.cli", "watch", str(ws), "--embedder", "hashing"],
@@ -93,6 +94,7 @@ def test_watch_exits_130_on_ctrl_c(ws: Path, tmp_path: Path) -> None:
             proc.kill()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("dataset", "env_var", "what"),
     [
@@ -140,6 +142,7 @@ def test_locate_data_is_one_rule_for_every_loader(
     assert "RealMem is RealMem's dialogue folder" in msg
 
 
+@pytest.mark.slow
 def test_a_symlinked_memory_folder_is_warned_about(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     write(ws, "MEMORY.md", "# Memory\n")
@@ -190,6 +193,7 @@ def test_doctor_names_a_symlink_instead_of_none_bytes(tmp_path: Path) -> None:
     assert "None" not in proc.stdout
 
 
+@pytest.mark.slow
 def test_no_threshold_prints_none_under_one_rule(tmp_path: Path) -> None:
     """memlab eval's table: every preset whose min_score removes nothing reads "none"
     (wsum −1, rrf 0, memlab-best −10⁶ …), OpenClaw's 0.35 reads 0.35."""
@@ -281,6 +285,7 @@ def test_keyword_only_scores_print_with_enough_digits(ws: Path, home: Path) -> N
     assert score_texts([]) == []
 
 
+@pytest.mark.slow
 def test_the_watch_cli_run_is_quick_to_stop_after_max_seconds(ws: Path, tmp_path: Path) -> None:
     """--max-seconds is not an interruption: exit 0."""
     t0 = time.monotonic()

@@ -129,6 +129,7 @@ def test_plot_by_category_bars(experiment, tmp_path: Path) -> None:
         viz.plot_by_category(experiment, "recall@6", systems=["nope"])
 
 
+@pytest.mark.slow
 def test_score_frame_and_distributions(lab: Lab, tmp_path: Path) -> None:
     lc = lab.candidates(24)
     p, r = preset("openclaw"), preset("rrf")
@@ -213,6 +214,7 @@ def test_plot_recall_at_k(tmp_path: Path) -> None:
         viz.plot_recall_at_k(table, path=tmp_path / "x.jpg")
 
 
+@pytest.mark.slow
 def test_agg_backend_without_display(tmp_path: Path) -> None:
     env = {
         k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "MPLBACKEND")

@@ -1,7 +1,7 @@
 """The ``memlab`` command line: index, search and inspect a workspace; run the lab.
 
 Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, synth,
-eval, sweep, bench, demo, harvest, judge. ``memlab SUBCOMMAND --help`` describes each.
+eval, sweep, stats, bench, demo, harvest, judge. ``memlab SUBCOMMAND --help`` describes each.
 
 The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
 table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
@@ -10,8 +10,8 @@ chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
 :mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.harvest` (harvest),
 :mod:`memlab.cli.judge` (judge), :mod:`memlab.cli.report` (the tables' formats, notes and
 the CI guard of eval and sweep),
-:mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep` (sweep), :mod:`memlab.cli.bench`
-(bench); this module builds the
+:mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep` (sweep), :mod:`memlab.cli.stats`
+(stats), :mod:`memlab.cli.bench` (bench); this module builds the
 parser and runs a command (``memlab = "memlab.cli:main"``; ``python -m
 memlab.cli`` runs :mod:`memlab.cli.__main__`). Module-level imports are the
 standard library and these light modules only, so ``memlab --help`` stays fast.
@@ -47,10 +47,12 @@ from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import add_parser as add_search_parser
 from memlab.cli.search import cmd_search, parse_now
 from memlab.cli.server import add_parser as add_mcp_parser
+from memlab.cli.stats import add_parser as add_stats_parser
 from memlab.cli.sweep import add_parser as add_sweep_parser
 from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
 from memlab.vocab import (
     CHUNKERS,
+    DATASETS,
     DEFAULT_MEMORY_FILES,
     MEMORY_FILE_RULES,
     OPENCLAW_CURRENT_GET_CORPORA,
@@ -169,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
         "synth", help="generate a synthetic memory workspace with questions and evidence"
     )
     p.add_argument("out")
-    p.add_argument("--days", type=int, default=60)
+    p.add_argument("--days", type=int, default=None, help="daily logs (default 60; --like: fitted)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--notes-per-day", type=int, dest="notes_per_day")
     p.add_argument("--queries-per-type", type=int, dest="queries_per_type")
@@ -178,7 +180,23 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma-separated phenomena ({','.join(SYNTH_PHENOMENA + SYNTH_RELEASE_PHENOMENA)})",
     )
     p.add_argument(
-        "--set", action="append", default=[], metavar="KEY=VALUE", help="any SynthConfig field"
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any SynthConfig field, the realism knobs included: paraphrase=0..1,"
+        " style=notes|conversation, level=unit|file, confusability=0..1, mix_weights=w,w,..."
+        " (with --like: kept as given, the rest fitted)",
+    )
+    p.add_argument(
+        "--like",
+        choices=DATASETS,
+        metavar="KIND",
+        help="fit the realism knobs to this dataset's statistics (memlab stats KIND) and print"
+        " each fitted statistic beside its target: " + ", ".join(DATASETS),
+    )
+    p.add_argument(
+        "--like-path", help="the --like dataset's file or folder (as memlab stats --path)"
     )
     p.add_argument(
         "--overwrite",
@@ -205,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_judge_parser(sub)
     add_lab_parsers(sub)
     add_sweep_parser(sub)
+    add_stats_parser(sub)
     add_bench_parser(sub)
     return parser
 

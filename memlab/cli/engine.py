@@ -298,13 +298,19 @@ def get_rules(args: argparse.Namespace) -> str:
 
 def cmd_synth(args: argparse.Namespace) -> int:
     """``memlab synth``: generate a synthetic corpus (``SynthConfig`` from the flags,
-    then ``--set`` fields) and print its query counts by category; a bad setting, or a
-    folder it may not write (a workspace, a folder holding anything else, a corpus generated
-    before without ``--overwrite``: ``synthetic.writer.check_target``) is a ``CliError``."""
+    then ``--set`` fields) and print its query counts by category; with ``--like KIND``
+    the realism knobs are first fitted to that dataset's statistics (``synthetic.fit``;
+    the flags and ``--set`` fields given are kept as given) and each fitted statistic is
+    printed beside its target. A bad setting, an unknown ``--like`` dataset, or a folder it
+    may not write (a workspace, a folder holding anything else, a corpus generated before
+    without ``--overwrite``: ``synthetic.writer.check_target``) is a ``CliError``."""
+    from memlab.cli.stats import fit_like_args
     from memlab.datasets.synthetic import SynthConfig, generate
     from memlab.datasets.synthetic.writer import SynthTargetError
 
-    kwargs: dict[str, Any] = {"days": args.days, "seed": args.seed}
+    kwargs: dict[str, Any] = {"seed": args.seed}
+    if args.days is not None:
+        kwargs["days"] = args.days
     if args.notes_per_day is not None:
         kwargs["notes_per_day"] = args.notes_per_day
     if args.queries_per_type is not None:
@@ -319,7 +325,7 @@ def cmd_synth(args: argparse.Namespace) -> int:
             hint = f"did you mean {close}?" if close else f"valid: {', '.join(fields)}"
             raise CliError(f"bad synth settings: unknown setting {key!r} ({hint})")
     try:
-        cfg = SynthConfig(**kwargs)
+        cfg = SynthConfig(**kwargs) if args.like is None else fit_like_args(args, kwargs)
     except (TypeError, ValueError) as exc:
         raise CliError(f"bad synth settings: {exc}") from exc
     try:
@@ -367,20 +373,22 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--days",
         type=int,
-        default=DEFAULT_DAYS,
-        help="daily logs in the corpus (default: %(default)s)",
+        default=None,
+        help="daily logs (sessions) in the corpus (default: fitted to the shipped persona;"
+        f" without it {DEFAULT_DAYS})",
     )
     p.add_argument(
         "--notes-per-day",
         type=int,
-        default=DEFAULT_NOTES_PER_DAY,
-        help="background notes per daily log (default: %(default)s)",
+        default=None,
+        help="background notes per day (default: fitted to the shipped persona; without it"
+        f" {DEFAULT_NOTES_PER_DAY})",
     )
     p.add_argument(
         "--questions-per-type",
         type=int,
         default=DEFAULT_QUERIES_PER_TYPE,
-        help="questions per phenomenon, capped by what the generator supports"
-        " (default: %(default)s)",
+        help="questions of the largest phenomenon (the others in the persona's proportions),"
+        " capped by what the generator supports (default: %(default)s)",
     )
     p.add_argument("--seed", type=int, default=7)

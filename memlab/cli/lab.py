@@ -333,6 +333,8 @@ def eval_on(
         if line:
             print(line, file=head)
     report.print_eval_table(res, lab, args, run)  # --format, its notes, without same-day logs
+    if args.format == "text":  # other formats: stdout is the table alone
+        report.print_group_spread(lab, res, metrics[0])
     if args.by_category:
         for m in metrics:
             print(f"\n{m} by category:")

@@ -25,6 +25,7 @@ __all__ = [
     "add_qrels_argument",
     "guard_exit",
     "print_eval_table",
+    "print_group_spread",
     "with_deployed",
 ]
 
@@ -161,6 +162,17 @@ def print_eval_table(
     print("")
     print({"markdown": f"**{head}**", "latex": f"% {head}", "csv": f"# {head}"}.get(fmt, head))
     print(show(rest))
+
+
+def print_group_spread(lab: Any, res: Any, metric: str) -> None:
+    """Each group's figure and the leader's lead in it (``memlab.eval.groups``), when the
+    dataset has two groups or more."""
+    from memlab.eval.groups import experiment_groups
+
+    q = lab.dataset.queries
+    spread = experiment_groups(res, dict(zip(q["qid"], q["group"], strict=True)), metric)
+    if spread is not None:
+        print(f"\n{spread[1]}")
 
 
 def guard_exit(res: Any, args: argparse.Namespace) -> int:

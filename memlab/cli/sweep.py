@@ -132,6 +132,12 @@ def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list
     if pl is not None and pl["n"] > 1:
         ties += f"; plateau {pl['param']} {pl['low']:g}–{pl['high']:g} ({pl['n']} settings)"
     print(ties + f"; spread over the grid {best['spread']:.4f}; chosen by: {best['rule']}")
+    from memlab.eval.groups import sweep_groups
+
+    q = lab.dataset.queries
+    spread = sweep_groups(res, dict(zip(q["qid"], q["group"], strict=True)))
+    if spread is not None:
+        print(f"\n{spread[1]}")
     sys.stdout.flush()  # the table first, then the warnings, when both go to one terminal
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)

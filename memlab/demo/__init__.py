@@ -3,11 +3,15 @@
 The question it answers: where does OpenClaw's hybrid weighting (0.7 vector /
 0.3 keyword) stand, and what does tuning the weight buy?
 
-1. Generate a seeded synthetic memory workspace (default: 180 daily logs of
-   60 notes, ~550 chunks) with ~350 questions whose evidence lines are known,
-   one group per retrieval phenomenon. Cached under ``--out``.
-2. Index it with the packaged all-MiniLM-L6-v2 (or the hashing baseline).
-   Cached under ``--out``: a second run embeds nothing.
+1. Generate a seeded synthetic memory workspace whose questions and evidence are
+   known, fitted ``--like`` the shipped RealMem persona (``memlab.demo.like``: the
+   persona's term overlap, its best other session's overlap, its session length, its
+   mix of question forms and its style, each printed beside its target), one group per
+   retrieval phenomenon. Cached under ``--out``. (Without the persona — an installed
+   package without the checkout — 180 daily logs of 60 notes, as notes.)
+2. Index it with the packaged all-MiniLM-L6-v2 (or the hashing baseline), one line
+   per unit and ranked by session as the persona is (without the persona: OpenClaw's
+   chunker at 200 tokens). Cached under ``--out``: a second run embeds nothing.
 3. Measure how often OpenClaw's AND keyword query (every token quoted and
    ANDed) finds anything versus an OR query. With an empty keyword leg every
    weight ranks alike, so the weight question is asked on the OR leg, without
@@ -22,12 +26,17 @@ The question it answers: where does OpenClaw's hybrid weighting (0.7 vector /
    Each row: recall@6 with its bootstrap CI, the paired difference to the
    0.7/0.3 weighted sum with its CI and Holm-corrected p.
 6. The key test: tuned vs 0.7/0.3, paired over held-out questions.
-7. Save the sweep curve (train band, held-out line, 0.7 and the tuned weight
+7. The same question on the real persona (``memlab.demo_real``), then the conclusion:
+   what both halves support, and the lesson as a function of term overlap — the fitted
+   corpus asked at other paraphrase levels, the persona placed on that curve by its own
+   overlap (``memlab.demo.like``).
+8. Save the sweep curve (train band, held-out line, 0.7 and the tuned weight
    marked), the per-phenomenon bars and the experiment files under ``--out``.
 
 Modules: ``settings`` (the metric, grid, baseline, statistics and default sizes),
-``report`` (the prose, the tuning summary, the slide table and the figures); the real
-persona's part is ``memlab.demo_real``.
+``report`` (the prose, the tuning summary, the slide table and the figures), ``like`` (the
+fit to the persona and the lesson's curve); the real persona's part is
+``memlab.demo_real``.
 
 Size: ``run_demo`` is the seven steps above in order, each reading what the
 one before computed (the held-out half, the tuned weight, the systems
@@ -37,10 +46,10 @@ prose are already ``settings`` and ``report``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import warnings
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,26 +106,21 @@ __all__ = [
 ]
 
 
-def _corpus(out: Path, cfg: Any, say: Any) -> Any:
+def _corpus(out: Path, cfg: Any, say: Any, what: str) -> Any:
     """The synthetic corpus of ``cfg`` under ``out`` (reused when its dataset.json records
     the same config; regenerated — only a folder this generator wrote — otherwise)."""
     from memlab.datasets.base import load_folder
-    from memlab.datasets.synthetic import generate
+    from memlab.datasets.synthetic import generate, generated_with
+    from memlab.datasets.synthetic.base import config_record
 
-    folder = out / (f"corpus-d{cfg.days}-n{cfg.notes_per_day}-q{cfg.queries_per_type}-s{cfg.seed}")
-    meta = folder / "dataset.json"
-    want = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()}
-    if meta.exists() and (folder / "queries.jsonl").exists():
-        try:
-            same = json.loads(meta.read_text())["info"]["config"] == want
-        except (OSError, ValueError, KeyError, TypeError):
-            same = False
-        if same:
-            say(f"[1/8] synthetic corpus: reusing {folder}")
-            return load_folder(folder)
+    key = hashlib.sha256(json.dumps(config_record(cfg), sort_keys=True).encode()).hexdigest()
+    folder = out / f"corpus-{key[:12]}"
+    if generated_with(folder, cfg):
+        say(f"[1/8] synthetic corpus {what}: reusing {folder}")
+        return load_folder(folder)
     t = time.perf_counter()
     ds = generate(cfg, folder, overwrite=True)
-    say(f"[1/8] synthetic corpus: wrote {folder} ({time.perf_counter() - t:.1f} s)")
+    say(f"[1/8] synthetic corpus {what}: wrote {folder} ({time.perf_counter() - t:.1f} s)")
     return ds
 
 
@@ -133,17 +137,19 @@ def run_demo(
     out: str | Path = "demo-output",
     *,
     embedder: str = "local",
-    days: int = DEFAULT_DAYS,
-    notes_per_day: int = DEFAULT_NOTES_PER_DAY,
-    queries_per_type: int = DEFAULT_QUERIES_PER_TYPE,
+    days: int | None = None,
+    notes_per_day: int | None = None,
+    queries_per_type: int | None = DEFAULT_QUERIES_PER_TYPE,
     seed: int = 7,
     quiet: bool = False,
     progress: bool | None = None,
 ) -> int:
     """Run the main job (module docstring); returns 0. Everything is written under ``out``.
 
-    ``days``, ``notes_per_day``, ``queries_per_type``: the synthetic corpus
-    (``SynthConfig``); ``progress``: None = bars on a terminal only, False = never.
+    ``days``, ``notes_per_day``, ``queries_per_type``: the synthetic corpus's sizes, kept
+    as given by the fit to the persona (None: fitted; without the persona, None is
+    ``DEFAULT_DAYS`` / ``DEFAULT_NOTES_PER_DAY``); ``progress``: None = bars on a terminal
+    only, False = never.
     Writes ``out/corpus-…`` (the corpus), ``out/index`` (the index),
     ``out/experiment`` (experiment.json, per_query.csv, runs.trec),
     ``out/sweep.csv``, ``out/table.csv``, ``out/key_test.json``, ``out/index/vectors``
@@ -171,10 +177,28 @@ def run_demo(
 
     t0 = time.perf_counter()
     out = Path(out).expanduser()
-    cfg = SynthConfig(
-        days=days, notes_per_day=notes_per_day, queries_per_type=queries_per_type, seed=seed
+    from memlab.demo.like import fit_to_persona
+
+    fitted = fit_to_persona(
+        out, seed=seed, days=days, notes_per_day=notes_per_day, queries_per_type=queries_per_type
     )
-    ds = _corpus(out, cfg, say)
+    if fitted is None:  # an installed package without the shipped persona
+        cfg = SynthConfig(
+            days=days or DEFAULT_DAYS,
+            notes_per_day=DEFAULT_NOTES_PER_DAY if notes_per_day is None else notes_per_day,
+            queries_per_type=queries_per_type or DEFAULT_QUERIES_PER_TYPE,
+            seed=seed,
+        )
+        ds = _corpus(out, cfg, say, "(no persona to fit it to)")
+    else:
+        fit, persona_stats = fitted
+        cfg = fit.config
+        ds = _corpus(out, cfg, say, "like the shipped RealMem persona")
+        say(
+            "      fitted to the persona's statistics (memlab stats: words only), each beside"
+            " its target (memlab synth OUT --like realmem --like-path datasets/realmem):"
+        )
+        say("\n".join("      " + ln for ln in fit.format().splitlines()), wrap=False)
     counts = ds.queries["category"].value_counts().sort_index()
     say(f"      {len(ds.queries)} questions: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
@@ -182,10 +206,14 @@ def run_demo(
 
     # Query vectors persist under --out (index/vectors): a second run embeds no question.
     cached = CachedEmbedder(resolve_embedder(embedder), out / "index" / "vectors")
+    level = ds.info.get("level", "unit")
+    # Like the persona: one line per unit, ranked by session, as the real half is.
+    unit = "turn" if fitted else ChunkerConfig("openclaw", CHUNK_TOKENS, CHUNK_OVERLAP)
     lab = Lab(
         ds,
         embedder=cached,
-        unit=ChunkerConfig("openclaw", CHUNK_TOKENS, CHUNK_OVERLAP),
+        unit=unit,
+        level=level,
         index_dir=out / "index",
         progress=False if quiet else progress,
     )
@@ -194,17 +222,26 @@ def run_demo(
     st = idx.status()
     new_queries = cached.prefetch(ds.queries["query"].tolist())
     say(
-        f"[2/8] index: {st['chunks']} chunks from {st['files']} files with {idx.model}"
-        f" and {new_queries} new question embeddings ({time.perf_counter() - t1:.1f}\u00a0s)"
+        f"[2/8] index: {st['chunks']} {'lines' if fitted else 'chunks'} from {st['files']}"
+        f" files with {idx.model} and {new_queries} new question embeddings"
+        f" ({time.perf_counter() - t1:.1f}\u00a0s)"
     )
-    say(
-        f"      chunks: OpenClaw's chunker at {CHUNK_TOKENS} tokens (overlap {CHUNK_OVERLAP}), not"
-        f" its default 400: {idx.model} reads at most 256 word pieces, so a 400-token chunk"
-        " would be cut before it is embedded (OpenClaw's own embedders read whole chunks) and"
-        " the weight would be tuned against truncation, not against the vector leg"
-        f" (notebook 06 measures that cost); {st['truncated_chunks']} of {st['chunks']} chunks"
-        f" {'is' if st['truncated_chunks'] == 1 else 'are'} longer than the window here."
-    )
+    if fitted:
+        say(
+            f"      units: one line each, as in the real half; a question is scored by the"
+            f" {'sessions' if level == 'file' else 'lines'} it ranks"
+            f" ({'a session' if level == 'file' else 'a line'}'s rank = its best line's)."
+        )
+    else:
+        say(
+            f"      chunks: OpenClaw's chunker at {CHUNK_TOKENS} tokens (overlap {CHUNK_OVERLAP}),"
+            f" not its default 400: {idx.model} reads at most 256 word pieces, so a 400-token"
+            " chunk would be cut before it is embedded (OpenClaw's own embedders read whole"
+            " chunks) and the weight would be tuned against truncation, not against the vector"
+            f" leg (notebook 06 measures that cost); {st['truncated_chunks']} of {st['chunks']}"
+            f" chunks {'is' if st['truncated_chunks'] == 1 else 'are'} longer than the window"
+            " here."
+        )
 
     # --- why the weight question needs an OR keyword leg
     shipped = preset("openclaw").replace(name=SHIPPED)
@@ -357,7 +394,8 @@ def run_demo(
         )
     vec_alone = float(wide[drop.get("vector", "vector")].mean())
     say(
-        f"      Scope: one seeded synthetic corpus, {idx.model}, {CHUNK_TOKENS}-token chunks;"
+        f"      Scope: one seeded synthetic corpus, {idx.model},"
+        f" {'one line per unit' if fitted else f'{CHUNK_TOKENS}-token chunks'};"
         f" the vector leg alone reaches {METRIC} {vec_alone:.3f}. A finding for this corpus and"
         " model, not a default: check it on your data (memlab sweep, notebook 02)."
     )
@@ -382,11 +420,25 @@ def run_demo(
 
     say()
     say("[7/8] the same question on real agent memory:")
-    real = run_real(out, embedder=cached, seed=seed, say=say, progress=False if quiet else progress)
+    real = run_real(
+        out,
+        embedder=cached,
+        seed=seed,
+        say=say,
+        progress=False if quiet else progress,
+        stats=None if fitted is None else persona_stats,
+    )
     say()
     say("[8/8] conclusion (synthetic: recall@6; real persona: recall_any@10; held-out halves):")
     for line in conclusion(synthetic, real):
         say("      " + line)
+    if fitted is not None and real is not None:
+        from memlab.demo.like import lesson_lines, lesson_points
+        from memlab.demo_real import REAL_METRIC
+
+        points = lesson_points(cfg, out, cached, REAL_METRIC, False if quiet else progress)
+        for line in lesson_lines(points, real["point"], float(cfg.paraphrase or 0.0)):
+            say("      " + line)
 
     # --- files
     res.save(out / "experiment")

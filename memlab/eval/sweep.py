@@ -259,13 +259,7 @@ class SweepResult:
             return None
         p = self.params[0]
         order = np.argsort(d[p].to_numpy(), kind="stable")
-        is_tied = np.isin(order, tied)
-        at = int(np.flatnonzero(order == i)[0])
-        lo = hi = at
-        while lo > 0 and is_tied[lo - 1]:
-            lo -= 1
-        while hi < len(order) - 1 and is_tied[hi + 1]:
-            hi += 1
+        lo, hi = tied_run(np.isin(order, tied), int(np.flatnonzero(order == i)[0]))
         return {
             "param": p,
             "low": _plain(d.iloc[order[lo]][p]),
@@ -291,6 +285,17 @@ class SweepResult:
         """The table's rows of one metric (default: the first), in grid order."""
         m = metric or self.metrics[0]
         return self.table[self.table["metric"] == m].reset_index(drop=True)
+
+
+def tied_run(is_tied: np.ndarray, at: int) -> tuple[int, int]:
+    """The plateau rule: the first and last position of the contiguous run of ``True`` in
+    ``is_tied`` (settings in grid order) that holds position ``at``."""
+    lo = hi = at
+    while lo > 0 and is_tied[lo - 1]:
+        lo -= 1
+    while hi < len(is_tied) - 1 and is_tied[hi + 1]:
+        hi += 1
+    return lo, hi
 
 
 def _plain(x: Any) -> Any:

@@ -16,6 +16,7 @@ asked, no top/right spines, light horizontal grid only.
 - ``metrics``: ``plot_by_category`` (bars per question category), ``plot_recall_at_k``.
 - ``scores``: ``score_frame``, ``plot_score_distributions`` (histograms per leg and stage).
 - ``ranks``: ``mark_relevant``, ``plot_rank_changes`` (a bump chart of two systems' top k).
+- ``realism``: ``plot_realism`` (the tuned weight's plateau against term overlap).
 - ``querylog``: ``plot_query_log`` (an agent's calls per day and shown scores, from
   ``memlab harvest``'s report).
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 from memlab.viz.metrics import plot_by_category, plot_recall_at_k
 from memlab.viz.querylog import plot_query_log
 from memlab.viz.ranks import mark_relevant, plot_rank_changes
+from memlab.viz.realism import plot_realism
 from memlab.viz.scores import plot_score_distributions, score_frame
 from memlab.viz.style import COLUMN_LABELS, PARAM_LABELS, metric_label
 from memlab.viz.sweeps import plot_heatmap, plot_sweep
@@ -38,6 +40,7 @@ __all__ = [
     "plot_heatmap",
     "plot_query_log",
     "plot_rank_changes",
+    "plot_realism",
     "plot_recall_at_k",
     "plot_score_distributions",
     "plot_sweep",

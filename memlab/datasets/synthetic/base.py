@@ -13,12 +13,18 @@ from __future__ import annotations
 import datetime as dt
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
 
 from memlab.datasets.synthetic import facts as fx
 from memlab.datasets.synthetic import lexicon as lx
-from memlab.vocab import SYNTH_DEFAULT_MIX, SYNTH_PHENOMENA, SYNTH_RELEASE_PHENOMENA
+from memlab.vocab import (
+    EVAL_LEVELS,
+    SYNTH_DEFAULT_MIX,
+    SYNTH_PHENOMENA,
+    SYNTH_RELEASE_PHENOMENA,
+    SYNTH_STYLES,
+)
 
 __all__ = [
     "ALL_PHENOMENA",
@@ -29,9 +35,12 @@ __all__ = [
     "MEMORY_DAY",
     "MEMORY_PATH",
     "PHENOMENA",
+    "REALISM_KNOBS",
     "Build",
     "Builder",
+    "Reword",
     "SynthConfig",
+    "config_record",
     "other_days",
     "random_stream",
     "register",
@@ -59,6 +68,26 @@ class SynthConfig:
     ``near_misses`` (distractor identifiers one edit away from each asked one, in
     ``[0, MAX_NEAR_MISSES]``) only when ``"identifier"`` is. The default ``mix`` is
     ``memlab.vocab.SYNTH_DEFAULT_MIX``.
+
+    The realism knobs (``REALISM_KNOBS``; at their defaults the corpus is the one this
+    generator always wrote, byte for byte, and ``dataset.json`` does not list them):
+
+    - ``paraphrase`` (None, or in [0, 1]): None keeps each category's own wording (the
+      ``paraphrase`` category then swaps ``paraphrase_strength`` of its units). A number p
+      rewords every category that asks in words (``vocab.SYNTH_WORD_CATEGORIES``): a
+      share p of each question's word units (``Reword``) is said in other words, names
+      last; 0 = the question reuses its evidence's words, 1 = none of them.
+    - ``style``: ``"notes"`` (daily logs of bullets and ``MEMORY.md``) or
+      ``"conversation"`` (one user–assistant session per day, each note a ``User:`` turn
+      and an ``Assistant:`` reply; no ``MEMORY.md``; not with the release phenomena).
+    - ``level``: ``"unit"`` (evidence = the lines stating a fact) or ``"file"`` (evidence =
+      the whole file of each such line, and ``info["level"] = "file"``: scored by file).
+    - ``confusability`` (None, or in [0, 1]): None adds nothing; a number c writes
+      ``distractors_per_fact`` look-alike lines per word question, each holding a share c
+      of the question's content words (and not its answer).
+    - ``mix_weights``: ``()`` (every category ``queries_per_type`` questions) or one
+      number >= 0 per category of ``mix``: category i gets round(w_i × queries_per_type),
+      capped by its capacity.
     """
 
     days: int = 60
@@ -73,6 +102,11 @@ class SynthConfig:
     distractors_per_fact: int = 2
     cjk_fraction: float = 0.0
     near_misses: int = 2
+    paraphrase: float | None = None
+    style: str = "notes"
+    level: str = "unit"
+    confusability: float | None = None
+    mix_weights: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.mix, str) or not isinstance(self.mix, tuple):
@@ -80,6 +114,7 @@ class SynthConfig:
             object.__setattr__(
                 self, "mix", tuple([self.mix] if isinstance(self.mix, str) else self.mix)
             )
+        self._check_knobs()
         for name, low in (
             ("days", 1),
             ("notes_per_day", 0),
@@ -130,6 +165,38 @@ class SynthConfig:
                     f"got {getattr(self, name)}"
                 )
 
+    def _check_knobs(self) -> None:
+        """Validate (and coerce) the realism knobs; ``ValueError`` naming the field."""
+        weights = self.mix_weights
+        if isinstance(weights, str):  # "1,0.5,2" from `memlab synth --set`
+            weights = tuple(w for w in weights.split(",") if w.strip())
+        try:
+            weights = tuple(float(w) for w in weights)
+        except (TypeError, ValueError):
+            raise ValueError(f"mix_weights must be numbers, got {self.mix_weights!r}") from None
+        object.__setattr__(self, "mix_weights", weights)
+        if weights and (len(weights) != len(self.mix) or min(weights) < 0):
+            raise ValueError(
+                f"mix_weights must give one number >= 0 per category of mix ({len(self.mix)}),"
+                f" got {list(weights)}"
+            )
+        for name in ("paraphrase", "confusability"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1
+            ):
+                raise ValueError(f"{name} must be None or a number in [0, 1], got {value!r}")
+        if self.style not in SYNTH_STYLES:
+            raise ValueError(f"style must be one of {list(SYNTH_STYLES)}, got {self.style!r}")
+        if self.level not in EVAL_LEVELS:
+            raise ValueError(f"level must be one of {list(EVAL_LEVELS)}, got {self.level!r}")
+        release = [m for m in self.mix if m in SYNTH_RELEASE_PHENOMENA]
+        if self.style == "conversation" and release:
+            raise ValueError(
+                f"style='conversation' writes one session per day, and {release} need files of"
+                " their own: use style='notes' for the release phenomena"
+            )
+
     @property
     def start_date(self) -> dt.date:
         """The first daily log: ``end_date - (days - 1)``."""
@@ -140,6 +207,29 @@ class SynthConfig:
         """Question time in Unix seconds: ``end_date + 1 day`` at 09:00 UTC."""
         day = dt.date.fromisoformat(self.end_date) + dt.timedelta(days=1)
         return dt.datetime(day.year, day.month, day.day, 9, tzinfo=dt.UTC).timestamp()
+
+
+# The realism knobs and their defaults: at these the generator writes what it always wrote,
+# and ``config_record`` leaves them out of dataset.json, so the committed corpora (and every
+# cache of a corpus keyed by its config) stay what they were.
+REALISM_KNOBS: dict[str, Any] = {
+    "paraphrase": None,
+    "style": "notes",
+    "level": "unit",
+    "confusability": None,
+    "mix_weights": (),
+}
+
+
+def config_record(config: SynthConfig) -> dict[str, Any]:
+    """``config`` as ``dataset.json`` records it: every field (tuples as lists), but a
+    realism knob (``REALISM_KNOBS``) only when it differs from its default."""
+    out = {}
+    for k, v in asdict(config).items():
+        if k in REALISM_KNOBS and v == REALISM_KNOBS[k]:
+            continue
+        out[k] = list(v) if isinstance(v, tuple) else v
+    return out
 
 
 def random_stream(seed: int, stream: str) -> random.Random:
@@ -166,6 +256,19 @@ def other_days(rng: random.Random, days: int, exclude: set[int], k: int) -> list
         return out
     pool = [d for d in range(days) if d not in exclude] or list(range(days))
     return [rng.choice(pool) for _ in range(k)]
+
+
+class Reword(NamedTuple):
+    """A word question as a template and its units, for the ``paraphrase`` knob.
+
+    ``template`` holds ``{0}``, ``{1}``… one per unit. A unit is (the evidence's wording,
+    the other wording, kind): kind ``""`` for words, or the alias list a name is replaced
+    from (``"person"``, ``"project"``: ``realism_wording.ALIASES``), its other wording
+    then ``""``.
+    """
+
+    template: str
+    units: tuple[tuple[str, str, str], ...]
 
 
 class Build:
@@ -202,6 +305,7 @@ class Build:
         self.spans: list[tuple[str, int, str, str, str]] = []  # qid, note, span_id, subtopic, fact
         self.negatives: list[tuple[str, int, str, str]] = []  # qid, note, kind, fact
         self.whole_file: set[str] = set()  # questions whose spans are their notes' whole files
+        self.rewords: dict[str, Reword] = {}  # qid → how the ``paraphrase`` knob rewords it
         self.count: dict[str, int] = {}
         # Files beyond the daily logs and MEMORY.md (release phenomena): day index <= -2 →
         # (relative path, title line). Empty for the classic phenomena.
@@ -232,13 +336,17 @@ class Build:
         spans: list[tuple[int, str, str]],
         *,
         whole_file: bool = False,
+        reword: Reword | None = None,
     ) -> str:
         """Record a question; ``spans`` are (note index, subtopic or "", fact) in order.
 
         Each span is its note's line, or with ``whole_file`` every line of the file the
-        note is placed in (title to last line: "that day's log").
+        note is placed in (title to last line: "that day's log"). ``reword``: how the
+        ``paraphrase`` knob words the question (kept; applied after every builder ran).
         """
         qid = f"{cat}-{self.count.get(cat, 0):04d}"
+        if reword is not None:
+            self.rewords[qid] = reword
         self.count[cat] = self.count.get(cat, 0) + 1
         self.queries.append({"qid": qid, "query": query, "category": cat, "answer": answer})
         for i, (note, sub, fact) in enumerate(spans):

@@ -1,6 +1,8 @@
 """Wording of a synthetic workspace's background: entities, opaque tokens, filler, layout.
 
-Pure data plus three helpers (``content_words``, ``stem``, ``parse_table``). The
+Pure data plus four helpers (``content_words``, ``content_terms``, ``stem``, ``parse_table``);
+``stem`` and ``content_words`` are also the one rule of a query's content terms wherever
+memlab measures word overlap (``memlab.eval.stats``). The
 generator (``memlab.datasets.synthetic``) draws from these with a seeded RNG; the
 facts that questions ask about are worded in ``memlab.datasets.synthetic.facts``.
 Vocabularies are kept disjoint on purpose: filler notes never state a fact that a
@@ -53,6 +55,7 @@ __all__ = [
     "VENDORS",
     "WEEKDAYS",
     "IdTemplate",
+    "content_terms",
     "content_words",
     "parse_table",
     "stem",
@@ -74,6 +77,7 @@ STOPWORDS = frozenset(
 )
 
 _WORD = re.compile(r"[a-z0-9]+")
+_WORD_CASED = re.compile(r"[A-Za-z0-9]+")
 
 
 def stem(word: str) -> str:
@@ -100,6 +104,17 @@ def content_words(text: str, stems: bool = False) -> set[str]:
     """
     words = {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
     return {stem(w) for w in words} if stems else words
+
+
+def content_terms(text: str) -> list[str]:
+    """The content words of ``text`` in order, as written: each ``[A-Za-z0-9]+`` run whose
+    lower case is not in ``STOPWORDS``, the first of each (case-insensitive) kept. Their
+    lower cases are ``content_words(text)``."""
+    out: dict[str, str] = {}
+    for w in _WORD_CASED.findall(text):
+        if w.lower() not in STOPWORDS:
+            out.setdefault(w.lower(), w)
+    return list(out.values())
 
 
 # --- entities -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from memlab.datasets.synthetic.base import (
     register,
 )
 from memlab.datasets.synthetic.querymix import querymix_capacity
+from memlab.datasets.synthetic.realism import reword_for
 from memlab.datasets.synthetic.release import release_capacity
 from memlab.datasets.synthetic.slots import Slots
 
@@ -71,15 +72,17 @@ def _daily_section(memory_section: str) -> str:
     return "Decisions" if memory_section == "Decisions" else "Notes"
 
 
-def _swap_order(rng: random.Random, n_units: int, strength: float) -> set[int]:
-    """Units swapped at ``strength``: the first round(strength·n) of a fixed permutation.
+def _swap_order(rng: random.Random, n_units: int, strength: float, offset: float = 0.5) -> set[int]:
+    """Units swapped at ``strength``: the first floor(strength·n + offset) of a fixed
+    permutation (``offset`` 0.5: round half up; a per-question uniform draw in [0, 1):
+    stochastic rounding, whose mean is exactly strength·n).
 
     Nested in strength (a higher strength swaps a superset), so the number of
-    shared content words never grows with strength. Round half up.
+    shared content words never grows with strength.
     """
     order = list(range(n_units))
     rng.shuffle(order)
-    return set(order[: math.floor(strength * n_units + 0.5)])
+    return set(order[: math.floor(strength * n_units + offset)])
 
 
 @register("paraphrase")
@@ -87,10 +90,14 @@ def build_paraphrase(b: Build, n: int) -> None:
     """``n`` paraphrase questions: a lexicon fact, its query with swapped wording.
 
     A share ``paraphrase_strength`` of the entry's units is swapped for synonyms
-    (``_swap_order``; 1 → no content word or stem shared with the note). A quarter of
+    (``_swap_order``; 1 → no content word or stem shared with the note); with the realism
+    knob ``paraphrase`` set, that share instead, stochastically rounded. A quarter of
     the notes go to MEMORY.md. ``n`` <= ``len(PARAPHRASES)`` (distinct entries).
     """
     rng = random_stream(b.cfg.seed, "paraphrase")
+    # The realism knob rounds each question's share stochastically (draws of its own, so
+    # the notes do not move), so the corpus's overlap falls smoothly with it.
+    knob = None if b.cfg.paraphrase is None else random_stream(b.cfg.seed, "reword|paraphrase")
     for idx in rng.sample(range(len(fx.PARAPHRASES)), n):
         e = fx.PARAPHRASES[idx]
         value = rng.choice(e.values)
@@ -98,7 +105,10 @@ def build_paraphrase(b: Build, n: int) -> None:
         section = e.section if day == MEMORY_DAY else _daily_section(e.section)
         text = e.note.format(*(u[0] for u in e.units), v=value)
         note = b.note(day, section, text)
-        swapped = _swap_order(rng, len(e.units), b.cfg.paraphrase_strength)
+        if knob is None:
+            swapped = _swap_order(rng, len(e.units), b.cfg.paraphrase_strength)
+        else:
+            swapped = _swap_order(rng, len(e.units), b.cfg.paraphrase or 0.0, knob.random())
         words = [q if i in swapped else w for i, (w, q) in enumerate(e.units)]
         query = e.query.format(*words)
         b.ask("paraphrase", query[0].upper() + query[1:] + "?", value, [(note, "", text)])
@@ -164,7 +174,11 @@ def build_update(b: Build, n: int) -> None:
         lines = [attr.note.format(**{key: entity}, v=val) for val in values]
         notes = [b.note(d, section, text) for d, text in zip(days, lines, strict=True)]
         qid = b.ask(
-            "update", attr.query.format(**{key: entity}), values[-1], [(notes[-1], "", lines[-1])]
+            "update",
+            attr.query.format(**{key: entity}),
+            values[-1],
+            [(notes[-1], "", lines[-1])],
+            reword=reword_for(attr.query, **{key: entity}),
         )
         b.negatives.extend(
             (qid, nt, "stale", text) for nt, text in zip(notes[:-1], lines[:-1], strict=True)
@@ -194,11 +208,13 @@ def build_distractor(b: Build, n: int) -> None:
         fact_day = rng.randrange(b.cfg.days)
         ddays = other_days(rng, b.cfg.days, {fact_day}, d)
         note = b.note(fact_day, "Notes", lines[0])
+        attr0 = fam.attrs[picked[0]][0]
         qid = b.ask(
             "distractor",
-            fam.query.format(P=person, attr=fam.attrs[picked[0]][0]),
+            fam.query.format(P=person, attr=attr0),
             answer,
             [(note, "", lines[0])],
+            reword=reword_for(fam.query, P=person, attr=attr0),
         )
         for day, text in zip(ddays, lines[1:], strict=True):
             b.negatives.append((qid, b.note(day, "Notes", text), "distractor", text))
@@ -236,6 +252,7 @@ def build_redundancy(b: Build, n: int) -> None:
             fx.REDUNDANCY_QUERY.format(project=project, topic=topic),
             "; ".join(facts),
             spans,
+            reword=reword_for(fx.REDUNDANCY_QUERY, project=project, topic=topic),
         )
 
 
@@ -270,6 +287,7 @@ def build_multi(b: Build, n: int) -> None:
         kind = step % 4
         step += 1
         x, y = pools[kind].pop()
+        slots = {"x": x, "y": y}
         if kind == 0:  # owner in MEMORY.md, region in a log
             region = rng.choice(lx.REGIONS)
             f1, f2 = f"{x} owns the {y} service", f"{y} service moved to {region}"
@@ -290,6 +308,7 @@ def build_multi(b: Build, n: int) -> None:
             f2 = f"{y} service outage at {time}: {cause}"
             a, c = b.note(MEMORY_DAY, "Projects", f1), b.note(rng.randrange(days), "Notes", f2)
             q, ans = f"What caused the outage of the service {x} depends on for {purpose}?", cause
+            slots["purpose"] = purpose
         else:  # on-call lead in MEMORY.md, vacation in a log
             until = rng.choice(fx.VACATION_ENDS)
             f1 = f"{x} is the on-call lead for {y}"
@@ -297,7 +316,9 @@ def build_multi(b: Build, n: int) -> None:
             a, c = b.note(MEMORY_DAY, "People", f1), b.note(rng.randrange(days), "Notes", f2)
             q = f"Who is the on-call lead for {y}, and until when are they on vacation?"
             ans = f"{x}, until {until}"
-        b.ask("multi", q, ans, [(a, "", f1), (c, "", f2)])
+        b.ask(
+            "multi", q, ans, [(a, "", f1), (c, "", f2)], reword=reword_for(f"multi:{kind}", **slots)
+        )
 
 
 @register("cjk")

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 from bisect import bisect
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,12 @@ from memlab.datasets.synthetic.base import (
     MEMORY_PATH,
     Build,
     SynthConfig,
+    config_record,
     random_stream,
 )
+from memlab.datasets.synthetic.conversation import render_session
 from memlab.datasets.synthetic.phenomena import capacity
+from memlab.datasets.synthetic.realism import add_confusers, apply_paraphrase
 from memlab.datasets.synthetic.slots import Slots
 
 __all__ = [
@@ -117,8 +121,12 @@ def _write_workspace(
     frng, prng, mrng = (random_stream(cfg.seed, s) for s in ("filler", "place", "memory"))
     slots = Slots(frng, b.team, b.reserved, b.pools)
     where: list[tuple[str, int] | None] = [None] * len(b.notes)
+    talk = cfg.style == "conversation"
+    crng = random_stream(cfg.seed, "conversation")
     by_day: dict[int, list[int]] = {}
     for i, (day, _, _) in enumerate(b.notes):
+        if talk and day == MEMORY_DAY:  # no MEMORY.md: said in a session on some day
+            day = crng.randrange(cfg.days)
         by_day.setdefault(day, []).append(i)
     cjk_share = cfg.cjk_fraction if "cjk" in cfg.mix else 0.0
 
@@ -132,9 +140,14 @@ def _write_workspace(
     for day in range(cfg.days):
         items = _filler_day(slots, cfg.notes_per_day, cjk_share)
         place(items, day)
-        date = (cfg.start_date + dt.timedelta(days=day)).isoformat()
+        when = cfg.start_date + dt.timedelta(days=day)
+        date = when.isoformat()
         path = f"memory/{date}.md"
-        text = _render([f"# {date}", ""], lx.DAILY_SECTIONS, items, b.notes, path, where)
+        if talk:
+            said = [it for lst in items.values() for it in lst]  # MEMORY.md sections too
+            text = render_session(when, said, b.notes, path, where, crng)
+        else:
+            text = _render([f"# {date}", ""], lx.DAILY_SECTIONS, items, b.notes, path, where)
         (ws / path).write_text(text, encoding="utf-8", newline="\n")
         written[path] = text.count("\n")
 
@@ -148,6 +161,8 @@ def _write_workspace(
         (ws / path).write_text(text, encoding="utf-8", newline="\n")
         written[path] = text.count("\n")
 
+    if talk:
+        return where, written, sum(written.values())
     mem: dict[str, list[str | int]] = {s: [] for s in lx.MEMORY_SECTIONS}
     for sec, lines in lx.MEMORY_STATIC.items():
         mem[sec].extend("- " + x for x in lines)
@@ -252,9 +267,13 @@ def generate(
     b = Build(cfg)
     caps = capacity(cfg)
     counts = {}
-    for cat in cfg.mix:
-        counts[cat] = min(cfg.queries_per_type, caps[cat])
+    weights = cfg.mix_weights or (1.0,) * len(cfg.mix)
+    for cat, w in zip(cfg.mix, weights, strict=True):
+        want = cfg.queries_per_type if w == 1.0 else math.floor(w * cfg.queries_per_type + 0.5)
+        counts[cat] = min(want, caps[cat])
         GENERATORS[cat](b, counts[cat])
+    apply_paraphrase(b)
+    add_confusers(b)
     where, written, n_lines = _write_workspace(b, ws)
     for stale in previous - {ws / p for p in written}:
         stale.unlink()
@@ -267,7 +286,7 @@ def generate(
     rows = []
     for qid, note, span_id, sub, fact in b.spans:
         path, line = where[note]  # type: ignore[misc]
-        if qid in b.whole_file:  # the file's every line, its title included
+        if qid in b.whole_file or cfg.level == "file":  # the file's every line, title included
             rows.append((qid, path, 1, written[path], 1, span_id, sub, fact))
         else:
             rows.append((qid, path, line, line, 1, span_id, sub, fact))
@@ -278,7 +297,7 @@ def generate(
     info = {
         "generator": GENERATOR,
         "format_version": FORMAT_VERSION,
-        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(cfg).items()},
+        "config": config_record(cfg),
         "counts": counts,
         "capacity": {c: caps[c] for c in cfg.mix},
         "now": dt.datetime.fromtimestamp(now, dt.UTC).isoformat().replace("+00:00", "Z"),
@@ -288,6 +307,8 @@ def generate(
         "negatives": "negatives.jsonl",
         **b.info,
     }
+    if cfg.level != "unit":  # the lab scores files (Lab(level=...)), as for RealMem
+        info["level"] = cfg.level
     ds = Dataset("synthetic", out, {"default": ws}, queries, evidence, info)
     ds.save()
     with (out / "negatives.jsonl").open("w", encoding="utf-8", newline="\n") as fh:
@@ -313,7 +334,7 @@ def generated_with(root: str | Path, config: SynthConfig) -> bool:
     default mix) → ``False``, so a cache of an older corpus is regenerated, not reused.
     """
     root = Path(root).expanduser()
-    want = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()}
+    want = config_record(config)
     try:
         info = json.loads((root / "dataset.json").read_text(encoding="utf-8"))["info"]
         return (
