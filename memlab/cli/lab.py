@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from memlab.cli import report
 from memlab.cli.common import parse_set
 from memlab.errors import CliError
 from memlab.vocab import (
@@ -44,7 +46,6 @@ __all__ = [
     "external_runs",
     "lab_command",
     "load_dataset",
-    "print_group_spread",
 ]
 # The lab baselines (one shared candidate generation: OR keyword query) beside the two
 # OpenClaw systems as shipped: wsum vs rrf is a fusion comparison, wsum vs openclaw
@@ -57,13 +58,16 @@ class LabError(Exception):
     """A usage error of a lab command; reported as ``memlab: error: ...`` (exit 2)."""
 
 
-def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) -> Any:
+def load_dataset(
+    kind: str, path: str | None, *, seed: int = 0, days: int = 60, qrels: str = "both"
+) -> Any:
     """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
     the user cache when no path is given, and regenerated there when the cached corpus
     records another config: ``generated_with``), ``locomo`` (the dev split JSON; default
     ../shared/datasets/locomo), ``beam`` (the BEAM folder; default ../shared/datasets/beam),
     ``longmemeval`` (its JSON), ``realmem`` (a folder of persona files; default
-    ``$MEMLAB_REALMEM`` or ../shared/datasets/realmem), ``folder`` (memlab's format).
+    ``$MEMLAB_REALMEM`` or ../shared/datasets/realmem), ``folder`` (memlab's format, with
+    the labels ``qrels`` picks: ``memlab.datasets.judgments.select_qrels``).
 
     Nothing is written into ``path``: a ``synthetic`` path that holds no corpus
     (no ``queries.jsonl``: a real workspace, a mistyped path) is refused with a
@@ -71,10 +75,12 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
     """
     from memlab.datasets.base import load_folder
 
+    if kind != "folder" and qrels != "both":
+        raise LabError(f"--qrels {qrels} picks a folder dataset's labels; {kind} has its own")
     if kind == "folder":
         if not path:
             raise LabError("--path is required for a folder dataset")
-        return load_folder(path)
+        return load_folder(path, qrels=qrels)
     if kind == "synthetic":
         if path:
             folder = Path(path).expanduser()
@@ -149,7 +155,8 @@ def build_lab(args: argparse.Namespace) -> Any:
             embedder = resolve_embedder("local", model=model, backend=backend)
         except ValueError as exc:
             raise LabError(f"--model: {exc}") from exc
-    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
+    qrels = getattr(args, "qrels", "both")
+    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days, qrels=qrels)
     level = getattr(args, "level", None) or ds.info.get("level", "unit")
     runner = ray_runner(args)
     try:
@@ -289,6 +296,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         baseline = args.baseline or defaults["baseline"]
         if not args.baseline and baseline not in presets:  # a default that is not run
             baseline = "openclaw" if "openclaw" in presets else None
+        runs = report.with_deployed(lab.dataset, runs)  # a harvested folder's "as deployed" row
         return eval_on(lab, args, baseline, systems, metrics, runs)
     finally:
         close_lab(lab)
@@ -306,17 +314,10 @@ def eval_on(
     from memlab.eval.experiment import run_experiment
     from memlab.eval.trecrun import RunMappingError
 
+    run = partial(run_experiment, systems, lab, metrics, baseline=baseline, test=args.test)
+    run = partial(run, pinned=args.pinned, external_runs=runs)  # reran by report: same systems
     try:
-        res = run_experiment(
-            systems,
-            lab,
-            metrics,
-            baseline=baseline,
-            test=args.test,
-            pinned=args.pinned,
-            keep_runs=bool(args.save),
-            external_runs=runs,
-        )
+        res = run(keep_runs=bool(args.save))
     except RunMappingError as exc:
         raise LabError(str(exc)) from exc
     if args.save:
@@ -326,15 +327,14 @@ def eval_on(
         print(json.dumps(res.to_json(), indent=2, default=str))
         if defects:  # stdout is the JSON; the defects are said beside it
             print(defects, file=sys.stderr)
-        return 0
-    print(f"{lab!r}")
-    if defects:
-        print(defects)
-    for line in (units_line(lab, systems), shapes_line(lab, systems)):
+        return report.guard_exit(res, args)
+    head = sys.stdout if args.format == "text" else sys.stderr  # other formats: the table
+    for line in (f"{lab!r}", defects, units_line(lab, systems), shapes_line(lab, systems)):
         if line:
-            print(line)
-    print(res.format(settings=not args.no_settings))
-    print_group_spread(lab, res, metrics[0])
+            print(line, file=head)
+    report.print_eval_table(res, lab, args, run)  # --format, its notes, without same-day logs
+    if args.format == "text":  # other formats: stdout is the table alone
+        report.print_group_spread(lab, res, metrics[0])
     if args.by_category:
         for m in metrics:
             print(f"\n{m} by category:")
@@ -355,18 +355,7 @@ def eval_on(
             out = Path(args.save) / "evidence_ranks.csv"
             pd.concat(saved, names=["system"]).reset_index(level=0).to_csv(out, index=False)
             print(f"\nevidence ranks of every span: {out}")
-    return 0
-
-
-def print_group_spread(lab: Any, res: Any, metric: str) -> None:
-    """Each group's figure and the leader's lead in it (``memlab.eval.groups``), when the
-    dataset has two groups or more."""
-    from memlab.eval.groups import experiment_groups
-
-    q = lab.dataset.queries
-    spread = experiment_groups(res, dict(zip(q["qid"], q["group"], strict=True)), metric)
-    if spread is not None:
-        print(f"\n{spread[1]}")
+    return report.guard_exit(res, args)
 
 
 def evidence_ranks_table(ranks: Any, p: Any) -> str:
@@ -494,6 +483,7 @@ def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
         help="override a pipeline parameter for every system",
     )
     p.add_argument("--json", action="store_true")
+    report.add_qrels_argument(p)
     p.add_argument(
         "--ray",
         metavar="ADDRESS",
@@ -577,6 +567,7 @@ def add_parsers(sub: Any) -> None:
         " memlab chunk ids, or PATH:LINE / PATH:START-END of the question's workspace"
         " (repeatable)",
     )
+    report.add_eval_report_arguments(p)
     p.set_defaults(func=lab_command(cmd_eval))
 
 
