@@ -11,8 +11,11 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_RUNTIME = 1  # memlab could not do the work: provider failed, index locked/unusable, I/O
 EXIT_USAGE = 2  # the input is wrong: argument, config file, path (argparse exits 2 too)
+# memlab eval's CI guard failed: a metric below --fail-below, or a significant drop against
+# the saved run of --against with --fail-on-regression (memlab.eval.guard)
+EXIT_REGRESSION = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
-EXIT_CODES = (EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_INTERRUPTED)
+EXIT_CODES = (EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_REGRESSION, EXIT_INTERRUPTED)
 
 
 class CliError(Exception):

@@ -170,6 +170,31 @@ SYNTH_WORD_CATEGORIES: tuple[str, ...] = (
     "multi",
 )
 
+# ------------------------------------------------- judgments and reports (lab)
+# Which relevance labels a folder's tables use (--qrels; memlab.datasets.judgments): the human
+# ones (judgments.jsonl, and evidence rows written by hand), the implicit ones harvest read
+# from the agent's reads and citations (judge "implicit"), or both.
+QRELS_SOURCES: tuple[str, ...] = ("human", "implicit", "both")
+# How memlab eval and memlab sweep print their tables (--format; memlab.eval.tables).
+TABLE_FORMATS: tuple[str, ...] = ("text", "markdown", "latex", "csv")
+# memlab judge's answers, key -> meaning (memlab.eval.judge.session).
+JUDGE_KEYS: dict[str, str] = {
+    "y": "relevant",
+    "n": "not relevant",
+    "s": "skip",
+    "u": "undo",
+    "q": "quit",
+}
+# The linear gain the judging order compares presets by (memlab.eval.judge.order): precision
+# at the pool depth (every rank weighs 1/K), or DCG (rank r weighs 1/log2(r + 1)).
+JUDGE_GAINS: tuple[str, ...] = ("precision", "dcg")
+# What a judging session compares unless told (memlab judge, the notebook's Judge): OpenClaw
+# as pinned and as released, the OR-query hybrid and memlab's best, with the deployed hits.
+DEFAULT_JUDGE_PRESETS: tuple[str, ...] = ("openclaw", "openclaw-current", "wsum", "memlab-best")
+# The smallest drop against a saved run that fails memlab eval --fail-on-regression (a mean
+# difference, memlab.eval.guard); read by the command line without loading the lab.
+DEFAULT_REGRESSION_MARGIN = 0.02
+
 # ------------------------------------------------------------ memory flush (lab)
 # memlab.flush: the policies that decide what a pre-compaction flush writes (meanings in
 # memlab.flush.policies), when an agent session starts over (memlab.flush.config), how the

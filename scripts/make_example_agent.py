@@ -730,6 +730,47 @@ SESSIONS = [
     session_10,
 ]
 
+# The answer key, by hand: for each question the agent asked, the lines of the memory
+# that answer it (read against the workspace as it is now). memlab judge's spans are
+# judged from it in notebook 11 and the tests: a span is relevant when it holds one.
+ANSWERS: list[tuple[str, str, int, int]] = [
+    ("Postmark migration server token", "memory/2026-02-11.md", 3, 4),
+    ("VAT rounding bug invoice PDF ticket", "memory/2026-02-03.md", 3, 5),
+    ("outage db-prod-1 disk full", "memory/2026-02-24.md", 3, 7),
+    ("postmortem disk outage", "memory/2026-02-24.md", 3, 6),
+    ("LED-171", "memory/2026-02-24.md", 3, 7),
+    ("pg_wal cleanup procedure", "memory/2026-02-24.md", 4, 5),
+    ("pg_wal cleanup", "memory/2026-02-24.md", 4, 5),
+    ("Priya dashboard mockups feedback", "memory/2026-03-05.md", 3, 5),
+    ("how to contact Priya", "MEMORY.md", 7, 7),
+    ("which billing provider did we choose and why", "memory/2026-03-19.md", 3, 3),
+    ("which billing provider did we choose and why", "MEMORY.md", 24, 24),
+    ("stripe webhook endpoint", "memory/2026-03-19.md", 4, 4),
+    ("SEPA cut-off time Northwind", "memory/2026-03-27.md", 4, 4),
+    ("PAY-2281", "memory/2026-03-27.md", 5, 5),
+    ("who is our contact at Northwind Bank?", "MEMORY.md", 8, 8),
+    ("who is our contact at Northwind Bank?", "memory/2026-03-27.md", 3, 3),
+    ("Postgres 16 upgrade changes", "memory/2026-04-08.md", 3, 5),
+    ("e91b7d0", "memory/2026-04-08.md", 4, 4),
+    ("db-prod-1 10.20.0.31 port", "MEMORY.md", 12, 12),
+    ("connection pool size discussion", "memory/2026-04-08.md", 4, 4),
+    ("public API rate limit per key", "memory/2026-04-22.md", 3, 3),
+    ("public API rate limit per key", "MEMORY.md", 25, 25),
+    ("/etc/nginx/conf.d/ratelimit.conf", "memory/2026-04-22.md", 4, 4),
+    ("nginx limit_req burst", "memory/2026-04-22.md", 3, 4),
+    ("Acme XRechnung request estimate", "memory/2026-05-06.md", 3, 4),
+    ("LED-233", "memory/2026-05-06.md", 3, 4),
+    ("what went into release v2.7.0?", "memory/2026-05-14.md", 3, 3),
+    ("b3c8e21", "memory/2026-05-14.md", 3, 3),
+    ("do we deploy on fridays?", "MEMORY.md", 18, 18),
+    ("stripe webhook signature failures", "memory/2026-05-20.md", 3, 5),
+    ("STRIPE_WEBHOOK_SECRET rotation", "memory/2026-03-19.md", 5, 5),
+    ("STRIPE_WEBHOOK_SECRET rotation", "memory/2026-05-20.md", 4, 5),
+    ("webhook secret rotation schedule", "memory/2026-03-19.md", 5, 5),
+    ("Tomás support schedule evening", "MEMORY.md", 9, 9),
+    ("Tomás support schedule evening", "memory/2026-05-06.md", 5, 5),
+]
+
 README = """\
 # example-agent: a small hand-written OpenClaw agent
 
@@ -752,6 +793,10 @@ memory workspace and ten session transcripts from February to May 2026, to try
 - The workspace changed after some sessions: `MEMORY.md` gained two lines near its top
   (2026-03-25 and May), and a line of `memory/2026-02-24.md` was deleted on 2026-03-01, so
   harvest re-anchors some spans by their text and drops one.
+- `answers.jsonl`: the answer key, written by hand: for each question (`query`), the lines
+  of a memory file that answer it (`path`, `start_line`, `end_line`). Notebook 11 judges
+  `memlab judge`'s pool from it (a span is relevant when it holds one of them), as a person
+  would by reading each span.
 
 Everything here is invented and hand-written; the transcripts are rendered from the
 hand-written sessions in `scripts/make_example_agent.py` (ids and times are fixed, so a
@@ -762,6 +807,11 @@ re-run writes the same bytes: `--check`). License: the repository's.
 def render() -> dict[str, str]:
     """Every file of the folder: relative path → text."""
     out = {"README.md": README}
+    out["answers.jsonl"] = "".join(
+        json.dumps({"query": q, "path": path, "start_line": a, "end_line": b}, ensure_ascii=False)
+        + "\n"
+        for q, path, a, b in ANSWERS
+    )
     for path, text in FILES_NOW.items():
         out[f"workspace/{path}"] = text
     for make in SESSIONS:

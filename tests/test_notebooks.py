@@ -29,6 +29,7 @@ NOTEBOOKS = [
     "08_transfer",
     "09_realmem",
     "10_flush",
+    "11_your_memory",
     "12_realism",
 ]
 # Committed outputs must stay small (they are diffs in review), and 05's must be empty:

@@ -380,3 +380,27 @@ def test_the_same_free_text_on_another_questions_workspace_searches_that_workspa
         ex.question.value = "qb"
         ex.query.value = "Miso the cat food"
         assert set(ex.results["path"]) == {"memory/2026-02-07.md"}, name
+
+
+def test_judge_widget_writes_the_same_answers_file_as_memlab_judge(tmp_path: Path) -> None:
+    from memlab.datasets.judgments import read_judgment_rows
+    from memlab.widgets import Judge
+    from tests.example_agent import answer_key, harvest_example, key_answer
+
+    folder = harvest_example(tmp_path / "out")
+    j = Judge(folder, ("wsum", "openclaw"), embedder="hashing")
+    first = j.session.current()
+    assert first is not None and "<mark>" in j.card_html.value
+    assert j.answer("y").startswith("relevant: ")
+    assert j.answer("u").startswith("undone: ")
+    assert j.session.current() == first  # asked again after the undo
+    assert j.answer("x").startswith("answer with one of")
+    key = answer_key(folder)
+    while (item := j.session.current()) is not None:
+        j.buttons[key_answer(key, *item.key)].click()
+    assert "done:" in j.card_html.value and j.buttons["y"].disabled
+    rows = read_judgment_rows(folder / "judgments.jsonl")
+    assert rows[1]["retract"] is True and len(rows) == j.session.progress().judged + 2
+    # the command line continues the notebook's work: nothing is asked again
+    again = Judge(folder, ("wsum", "openclaw"), embedder="hashing")
+    assert again.session.current() is None

@@ -1,15 +1,17 @@
 """The ``memlab`` command line: index, search and inspect a workspace; run the lab.
 
 Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, export,
-synth, eval, sweep, stats, bench, demo, harvest. ``memlab SUBCOMMAND --help`` describes each.
+synth, eval, sweep, stats, bench, demo, harvest, judge. ``memlab SUBCOMMAND --help`` describes each.
 
 The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
 table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
 chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
 (search), :mod:`memlab.cli.doctor` (doctor), :mod:`memlab.cli.server` (mcp),
-:mod:`memlab.cli.export` (export), :mod:`memlab.cli.flush` (flush),
-:mod:`memlab.cli.harvest` (harvest), :mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep`
-(sweep), :mod:`memlab.cli.stats` (stats), :mod:`memlab.cli.bench` (bench); this module builds the
+:mod:`memlab.cli.export` (export), :mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.harvest` (harvest),
+:mod:`memlab.cli.judge` (judge), :mod:`memlab.cli.report` (the tables' formats, notes and
+the CI guard of eval and sweep),
+:mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep` (sweep), :mod:`memlab.cli.stats`
+(stats), :mod:`memlab.cli.bench` (bench); this module builds the
 parser and runs a command (``memlab = "memlab.cli:main"``; ``python -m
 memlab.cli`` runs :mod:`memlab.cli.__main__`). Module-level imports are the
 standard library and these light modules only, so ``memlab --help`` stays fast.
@@ -41,6 +43,7 @@ from memlab.cli.engine import (
 from memlab.cli.export import add_parser as add_export_parser
 from memlab.cli.flush import add_parser as add_flush_parser
 from memlab.cli.harvest import add_parser as add_harvest_parser
+from memlab.cli.judge import add_parser as add_judge_parser
 from memlab.cli.lab import add_parsers as add_lab_parsers
 from memlab.cli.search import add_parser as add_search_parser
 from memlab.cli.search import cmd_search, parse_now
@@ -224,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_doctor_parser(sub)
     add_flush_parser(sub)
     add_harvest_parser(sub)
+    add_judge_parser(sub)
     add_lab_parsers(sub)
     add_sweep_parser(sub)
     add_stats_parser(sub)
@@ -241,7 +245,8 @@ def show_warning(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``memlab ARGV`` and return its exit code (docs/cli.md): 0 ok, 1 a runtime
-    failure, 2 a usage error, 130 interrupted; no subcommand prints the help (2)."""
+    failure, 2 a usage error, 3 a failed CI guard (``memlab eval --fail-below``,
+    ``--fail-on-regression``), 130 interrupted; no subcommand prints the help (2)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from memlab.cli import report
 from memlab.cli.common import parse_set
 from memlab.cli.labsetup import (
     DEFAULT_METRICS,
@@ -33,7 +35,7 @@ from memlab.cli.labsetup import (
     lab_command,
 )
 
-__all__ = ["add_parsers", "cmd_eval", "eval_on", "external_runs", "print_group_spread"]
+__all__ = ["add_parsers", "cmd_eval", "eval_on", "external_runs"]
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
@@ -199,6 +201,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not args.baseline and baseline not in presets:  # a default that is not run
             baseline = "openclaw" if "openclaw" in presets else None
         warn_index_mismatch(lab, args)
+        runs = report.with_deployed(lab.dataset, runs)  # a harvested folder's "as deployed" row
         return eval_on(lab, args, baseline, systems, metrics, runs)
     finally:
         close_lab(lab)
@@ -216,17 +219,10 @@ def eval_on(
     from memlab.eval.experiment import run_experiment
     from memlab.eval.trecrun import RunMappingError
 
+    run = partial(run_experiment, systems, lab, metrics, baseline=baseline, test=args.test)
+    run = partial(run, pinned=args.pinned, external_runs=runs)  # reran by report: same systems
     try:
-        res = run_experiment(
-            systems,
-            lab,
-            metrics,
-            baseline=baseline,
-            test=args.test,
-            pinned=args.pinned,
-            keep_runs=bool(args.save),
-            external_runs=runs,
-        )
+        res = run(keep_runs=bool(args.save))
     except RunMappingError as exc:
         raise LabError(str(exc)) from exc
     if args.save:
@@ -236,15 +232,14 @@ def eval_on(
         print(json.dumps(res.to_json(), indent=2, default=str))
         if defects:  # stdout is the JSON; the defects are said beside it
             print(defects, file=sys.stderr)
-        return 0
-    print(f"{lab!r}")
-    if defects:
-        print(defects)
-    for line in (units_line(lab, systems), shapes_line(lab, systems)):
+        return report.guard_exit(res, args)
+    head = sys.stdout if args.format == "text" else sys.stderr  # other formats: the table
+    for line in (f"{lab!r}", defects, units_line(lab, systems), shapes_line(lab, systems)):
         if line:
-            print(line)
-    print(res.format(settings=not args.no_settings))
-    print_group_spread(lab, res, metrics[0])
+            print(line, file=head)
+    report.print_eval_table(res, lab, args, run)  # --format, its notes, without same-day logs
+    if args.format == "text":  # other formats: stdout is the table alone
+        report.print_group_spread(lab, res, metrics[0])
     if args.by_category:
         for m in metrics:
             print(f"\n{m} by category:")
@@ -265,18 +260,7 @@ def eval_on(
             out = Path(args.save) / "evidence_ranks.csv"
             pd.concat(saved, names=["system"]).reset_index(level=0).to_csv(out, index=False)
             print(f"\nevidence ranks of every span: {out}")
-    return 0
-
-
-def print_group_spread(lab: Any, res: Any, metric: str) -> None:
-    """Each group's figure and the leader's lead in it (``memlab.eval.groups``), when the
-    dataset has two groups or more."""
-    from memlab.eval.groups import experiment_groups
-
-    q = lab.dataset.queries
-    spread = experiment_groups(res, dict(zip(q["qid"], q["group"], strict=True)), metric)
-    if spread is not None:
-        print(f"\n{spread[1]}")
+    return report.guard_exit(res, args)
 
 
 def evidence_ranks_table(ranks: Any, p: Any) -> str:
@@ -435,4 +419,5 @@ def add_parsers(sub: Any) -> None:
         " memlab chunk ids, or PATH:LINE / PATH:START-END of the question's workspace"
         " (repeatable)",
     )
+    report.add_eval_report_arguments(p)
     p.set_defaults(func=lab_command(cmd_eval))

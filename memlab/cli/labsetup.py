@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memlab.cli import report
 from memlab.errors import CliError
 from memlab.vocab import (
     DATASETS,
@@ -50,13 +51,16 @@ class LabError(Exception):
     """A usage error of a lab command; reported as ``memlab: error: ...`` (exit 2)."""
 
 
-def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) -> Any:
+def load_dataset(
+    kind: str, path: str | None, *, seed: int = 0, days: int = 60, qrels: str = "both"
+) -> Any:
     """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
     the user cache when no path is given, and regenerated there when the cached corpus
     records another config: ``generated_with``), ``locomo`` (the dev split JSON; default
     ../shared/datasets/locomo), ``beam`` (the BEAM folder; default ../shared/datasets/beam),
     ``longmemeval`` (its JSON), ``realmem`` (a folder of persona files; default
-    ``$MEMLAB_REALMEM`` or ../shared/datasets/realmem), ``folder`` (memlab's format).
+    ``$MEMLAB_REALMEM`` or ../shared/datasets/realmem), ``folder`` (memlab's format, with
+    the labels ``qrels`` picks: ``memlab.datasets.judgments.select_qrels``).
 
     Nothing is written into ``path``: a ``synthetic`` path that holds no corpus
     (no ``queries.jsonl``: a real workspace, a mistyped path) is refused with a
@@ -64,10 +68,12 @@ def load_dataset(kind: str, path: str | None, *, seed: int = 0, days: int = 60) 
     """
     from memlab.datasets.base import load_folder
 
+    if kind != "folder" and qrels != "both":
+        raise LabError(f"--qrels {qrels} picks a folder dataset's labels; {kind} has its own")
     if kind == "folder":
         if not path:
             raise LabError("--path is required for a folder dataset")
-        return load_folder(path)
+        return load_folder(path, qrels=qrels)
     if kind == "synthetic":
         if path:
             folder = Path(path).expanduser()
@@ -142,7 +148,8 @@ def build_lab(args: argparse.Namespace) -> Any:
             embedder = resolve_embedder("local", model=model, backend=backend)
         except ValueError as exc:
             raise LabError(f"--model: {exc}") from exc
-    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
+    qrels = getattr(args, "qrels", "both")
+    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days, qrels=qrels)
     level = getattr(args, "level", None) or ds.info.get("level", "unit")
     runner = ray_runner(args)
     try:
@@ -284,6 +291,7 @@ def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
         help="override a pipeline parameter for every system",
     )
     p.add_argument("--json", action="store_true")
+    report.add_qrels_argument(p)
     p.add_argument(
         "--ray",
         metavar="ADDRESS",

@@ -21,6 +21,7 @@ from memlab.cli.labsetup import (
     close_lab,
     lab_command,
 )
+from memlab.cli.report import add_format_argument
 
 __all__ = ["add_parser", "cmd_sweep", "lab_embedder", "sweep_on"]
 
@@ -88,6 +89,13 @@ def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list
         except ValueError as exc:
             raise LabError(str(exc)) from exc
     best = res.best()
+    if args.format != "text":  # the table alone on stdout, for a report or a paper
+        from memlab.eval.tables import sweep_table
+
+        print(sweep_table(res, args.format))
+        for w in res.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        return 0
     if args.json:
         table = res.table.astype(object).where(res.table.notna(), None)
         print(
@@ -196,4 +204,5 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="sweeping one weight keeps the other fixed (default: text_weight = 1 - vector_weight)",
     )
+    add_format_argument(p)
     p.set_defaults(func=lab_command(cmd_sweep))

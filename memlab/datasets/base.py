@@ -55,6 +55,11 @@ class Dataset:
             ``qid, path, start_line, end_line, grade, span_id``; lines 1-based
             inclusive, ``path`` relative to the group's workspace with ``/``.
         info: provenance (generator parameters, defect counts, licence...).
+        judged: every span a judge labelled, relevant or not (``qid, path, start_line,
+            end_line, grade``; ``memlab.datasets.judgments.select_qrels``), when the labels
+            are incomplete (a harvested or judged folder): judged@k reads it. None when the
+            evidence is complete (generated or hand-written: every other line is not
+            relevant).
     """
 
     name: str
@@ -63,6 +68,7 @@ class Dataset:
     queries: pd.DataFrame
     evidence: pd.DataFrame
     info: dict[str, Any] = field(default_factory=dict)
+    judged: pd.DataFrame | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -103,7 +109,21 @@ class Dataset:
         keep = set(qids)
         q = self.queries[self.queries["qid"].isin(keep)].reset_index(drop=True)
         e = self.evidence[self.evidence["qid"].isin(keep)].reset_index(drop=True)
-        return Dataset(name or self.name, self.root, dict(self.workspaces), q, e, dict(self.info))
+        return Dataset(
+            name or self.name,
+            self.root,
+            dict(self.workspaces),
+            q,
+            e,
+            dict(self.info),
+            self.judged_of(keep),
+        )
+
+    def judged_of(self, qids: set[str]) -> pd.DataFrame | None:
+        """``judged`` restricted to the questions ``qids`` (None stays None)."""
+        if self.judged is None:
+            return None
+        return self.judged[self.judged["qid"].isin(qids)].reset_index(drop=True)
 
     def select_groups(
         self, groups: list[str] | tuple[str, ...], name: str | None = None
@@ -122,7 +142,8 @@ class Dataset:
         q = self.queries[self.queries["group"].isin(keep)].reset_index(drop=True)
         e = self.evidence[self.evidence["qid"].isin(set(q["qid"]))].reset_index(drop=True)
         ws = {g: p for g, p in self.workspaces.items() if g in keep}
-        return Dataset(name or self.name, self.root, ws, q, e, dict(self.info))
+        judged = self.judged_of(set(q["qid"]))
+        return Dataset(name or self.name, self.root, ws, q, e, dict(self.info), judged)
 
     def first_sessions(self, n: int, root: str | Path) -> Dataset:
         """The data set as it stood after its first ``n`` dated files: each workspace's
@@ -157,7 +178,7 @@ class Dataset:
         keep = q["cutoff"].to_numpy() <= q["group"].map(end).to_numpy()
         q = q[keep].reset_index(drop=True)
         e = self.evidence[self.evidence["qid"].isin(set(q["qid"]))].reset_index(drop=True)
-        return Dataset(self.name, root, out, q, e, dict(self.info))
+        return Dataset(self.name, root, out, q, e, dict(self.info), self.judged_of(set(q["qid"])))
 
     def save(self) -> Path:
         """Write ``dataset.json``, ``queries.jsonl`` and ``evidence.jsonl`` under ``root``."""
@@ -241,14 +262,25 @@ def locate_data(
     )
 
 
-def load_folder(root: str | Path) -> Dataset:
+def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = True) -> Dataset:
     """Read a dataset in memlab's folder format (see the module docstring).
 
     A folder with ``queries.jsonl`` but no ``dataset.json`` is read as one
     workspace: ``ROOT/workspace`` if it exists, else ``ROOT`` itself.
+    The relevance labels are ``evidence.jsonl`` and the human judgments of
+    ``judgments.jsonl`` (``memlab judge``), chosen by ``qrels`` (``"human"``,
+    ``"implicit"``: harvest's, ``"both"``; ``memlab.datasets.judgments.select_qrels``).
+    Every label's span is checked against its workspace (``memlab.datasets.validate``;
+    ``check_spans=False`` for a writer whose spans may lie outside it by design, e.g. a
+    simulated memory that lost the file its evidence was on).
     Raises ``FileNotFoundError`` naming the missing file, ``ValueError`` on a
-    malformed line (with its line number).
+    malformed line (with its line number), on a span outside the workspace (naming
+    question, file and line), and when ``qrels`` leaves no relevant span at all.
     """
+    from memlab.datasets.judgments import JUDGMENTS_FILE, human_judgments, select_qrels
+    from memlab.datasets.validate import check_spans as check
+    from memlab.datasets.validate import check_workspace_folder, groups_of
+
     root = Path(root).expanduser()
     if not root.is_dir():
         raise FileNotFoundError(f"dataset folder not found: {root}")
@@ -270,34 +302,24 @@ def load_folder(root: str | Path) -> Dataset:
         check_workspace_folder(root, group, ws)
     queries = pd.DataFrame(_read_jsonl(root / "queries.jsonl"))
     evidence = pd.DataFrame(_read_jsonl(root / "evidence.jsonl"))
-    return Dataset(name, root, workspaces, queries, evidence, info)
-
-
-def check_workspace_folder(root: Path, group: str, ws: Path) -> None:
-    """Refuse a dataset workspace there is nothing to search in, naming the dataset folder:
-    ``FileNotFoundError`` when ``ws`` is not a folder, ``ValueError`` when it holds no memory
-    file (``memlab.workspace.discover_memory_files``: ``MEMORY.md``, ``memory.md``,
-    ``memory/**/*.md``) or only empty ones."""
-    from memlab.workspace import discover_memory_files
-
-    which = "its workspace" if group == "default" else f"workspace {group!r}"
-    if ws == root.resolve():
-        which += " (no workspace/ folder in it, so the folder itself:"
-        ws_text = f"{ws})"
-    else:
-        ws_text = str(ws)
-    if not ws.is_dir():
-        raise FileNotFoundError(
-            f"dataset folder {root}: {which} {ws_text} does not exist; put the memory files there"
-            " (MEMORY.md, memory/*.md) or name the workspace in dataset.json's workspaces"
-        )
-    files = discover_memory_files(ws)
-    if not any(f.abspath.stat().st_size for f in files):
-        what = "only empty memory files" if files else "no memory file"
-        raise ValueError(
-            f"dataset folder {root}: {which} {ws_text} holds {what} (MEMORY.md, memory.md,"
-            " memory/**/*.md): nothing to search"
-        )
+    human = human_judgments(root)
+    group_of = groups_of(queries)
+    sizes: dict[tuple[str, str], int] = {}
+    if check_spans:
+        sizes = check(evidence, workspaces, group_of, str(root / "evidence.jsonl"))
+        sizes |= check(human, workspaces, group_of, str(root / JUDGMENTS_FILE))
+    relevant, judged = select_qrels(evidence, human, qrels)
+    if judged is not None:  # each judged file's lines: judged@k reads a span's true end
+        keys = zip(judged["qid"].map(group_of), judged["path"], strict=True)
+        judged["last_line"] = [sizes.get(k, 0) for k in keys]
+    if len(evidence) + len(human) and relevant.empty:
+        what = {
+            "human": f"no human judgment (run memlab judge {root}, or pick --qrels implicit)",
+            "implicit": "no implicit evidence (evidence rows with judge 'implicit', as memlab"
+            " harvest writes)",
+        }.get(qrels, "no relevant span")
+        raise ValueError(f"{root}: --qrels {qrels} leaves {what}")
+    return Dataset(name, root, workspaces, queries, relevant, info, judged)
 
 
 def _coerce_queries(df: pd.DataFrame) -> pd.DataFrame:

@@ -9,8 +9,8 @@ default) and win/tie/loss counts. ``external_runs`` adds other systems' ranked r
 ``save`` writes runs, qrels and unit table in TREC form beside memlab's own files.
 
 Size: one module because ``run_experiment`` fills ``ExperimentResult``, whose
-``format``, ``to_json`` and ``save`` read back the columns ``_summary`` writes
-(``{metric} p_adj``, ``sig``, ``wins``); external runs (``_external_system``,
+``format``, ``to_json`` and ``save`` read back the columns ``summary_table`` writes
+(``{metric} p_adj``, ``sig``, ``wins``, ``low``/``high``; ``memlab.eval.summary``); external runs (``_external_system``,
 ``_run_units``) are scored in that same loop.
 """
 
@@ -27,8 +27,9 @@ import numpy as np
 import pandas as pd
 
 from memlab import __version__
-from memlab.eval.metrics import exact_mean, parse_metric
-from memlab.eval.significance import compare_to_baseline
+from memlab.eval.judged import judged_at_k, judged_means, judged_name, top_spans
+from memlab.eval.metrics import parse_metric
+from memlab.eval.summary import ci_cell, summary_table
 from memlab.eval.trec import (
     qrels_for,
     qrels_stats,
@@ -211,17 +212,21 @@ class ExperimentResult:
                 mark = ""
                 if self.baseline and s.name != self.baseline and bool(r.get(f"{m} sig", False)):
                     mark = "+" if r[m] > self.table.loc[self.baseline, m] else "-"
-                cells[m] = f"{r[m]:.{digits}f}{mark}"
+                cells[m] = f"{r[m]:.{digits}f}{mark}" + ci_cell(r, m)
+            judged = [c for c in self.table.columns if c.startswith("judged@")]
+            cells.update({c: f"{r[c]:.2f}" for c in judged})
             cells["note"] = f"= {same_as[s.name]}: same ranking" if s.name in same_as else ""
             rows.append(cells)
         extra = ["kw", "depth", "fusion", "weights", "min"] if settings else []
-        cols = ["system", *extra, "n", *self.metrics] + (["note"] if same_as else [])
+        judged = [c for c in self.table.columns if c.startswith("judged@")]
+        cols = ["system", *extra, "n", *self.metrics, *judged] + (["note"] if same_as else [])
         widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
         out = [
             "  ".join(c.ljust(widths[c]) for c in cols),
             "  ".join("-" * widths[c] for c in cols),
         ]
         out += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols) for r in rows]
+        out.append("[low, high]: 95 % bootstrap CI of the mean over the n questions")
         if self.baseline:
             a = self.info.get("alpha", 0.01)
             corr = self.info.get("correction")
@@ -263,7 +268,8 @@ class ExperimentResult:
         """One object per system: name, settings (every parameter), ``candidates``
         (``system_settings``: keyword mode, depth, fusion, effective weights, min_score),
         ``same_ranking_as`` (the earlier system it ranks identically to, or None),
-        metric values, n queries (+ tests)."""
+        metric values with their 95 % bootstrap CIs (``ci95``), judged@k on partial labels, n
+        queries (+ tests)."""
         same_as = self.same_ranking_as()
         out = []
         for s in self.systems:
@@ -276,7 +282,9 @@ class ExperimentResult:
                 "same_ranking_as": same_as.get(s.name),
                 "n_queries": int(r["n"]),
                 "metrics": {m: float(r[m]) for m in self.metrics},
+                "ci95": {m: [_f(r.get(f"{m} low")), _f(r.get(f"{m} high"))] for m in self.metrics},
             }
+            item.update({c: _f(r[c]) for c in self.table.columns if c.startswith("judged@")})
             if self.baseline and s.name != self.baseline:
                 item["vs_baseline"] = {
                     m: {
@@ -413,6 +421,8 @@ def run_experiment(
     results_of: dict[str, tuple[list[str], np.ndarray]] = {}
     multi = len(lab.dataset.workspaces) > 1
     ids_of: dict[int, np.ndarray] = {}  # unit ids of each table, by position
+    judged = lab.dataset.judged if getattr(lab, "level", "unit") == "unit" else None
+    tops: dict[str, pd.DataFrame] = {}  # each system's top k spans, when labels are partial
     scored_lcs: list[LabCandidates] = []
     for s in run_systems:
         lc: LabCandidates = cands[s.name]
@@ -436,6 +446,8 @@ def run_experiment(
         ranking = lc.rank(s)  # at file level: every candidate, then reduced to files
         values = lc.score(s, metrics, ranking=ranking)
         keep = lc.has_evidence
+        if judged is not None:
+            tops[s.name] = top_spans(lc, ranking, keep, k)
         cols = ranking.columns[keep]
         pos = np.take_along_axis(lc.cs.pos[keep], np.maximum(cols, 0), axis=1)
         # Unit ids, not candidate columns: systems on different candidate sets (e.g. AND
@@ -466,7 +478,9 @@ def run_experiment(
     units = unit_table(scored_lcs, multi_group=multi) if (keep_runs or external) else None
     first = scored_lcs[0]
     ext_systems = []
+    left_out = set(lab.dataset.queries["qid"]) - set(first.qids)  # by ``queries``
     for name, source, frame in external:
+        frame = frame[~frame["qid"].astype(str).isin(left_out)] if left_out else frame
         ext = _external_system(name, source, frame, lab, units, first.qids, k)
         ext_systems.append(ext)
         values = score_mapped_run(ext.results, lab.dataset, first.qids, metrics)
@@ -484,10 +498,15 @@ def run_experiment(
                 )
             )
         results_of[name] = _run_units(ext.results, first.qids, keep)
+        tops[name] = ext.results
         if keep_runs:
             run_frames.append(ext.results.assign(system=name, unit=ext.results["docno"]))
     per_query = pd.concat(frames, ignore_index=True)
-    table = _summary(per_query, names, metrics, baseline, test, correction, alpha)
+    table = summary_table(per_query, names, metrics, baseline, test, correction, alpha)
+    if judged is not None:  # incomplete labels: how much of each top k is judged
+        scored = [q for q, h in zip(first.qids, first.has_evidence, strict=True) if h]
+        per = {n: judged_at_k(tops[n], judged, scored, k) for n in names}
+        table[judged_name(k)] = pd.Series(judged_means(per))
     trec_info: dict[str, Any] = {}
     qrels = None
     if keep_runs and units is not None:
@@ -564,37 +583,6 @@ def _run_units(
     docs = np.full((len(scored), width), "", dtype=object)
     docs[sel["qid"].map(row).to_numpy(), sel["rank"].to_numpy()] = sel["docno"].to_numpy()
     return scored, docs.astype(str)
-
-
-def _summary(
-    per_query: pd.DataFrame,
-    names: list[str],
-    metrics: list[str],
-    baseline: str | None,
-    test: str,
-    correction: str | None,
-    alpha: float,
-) -> pd.DataFrame:
-    # exact_mean, as the sweeps: one system scored here or in a sweep gives one number.
-    means = per_query.groupby(["system", "metric"], sort=False)["value"].agg(exact_mean).unstack()
-    counts = per_query[per_query["metric"] == metrics[0]].groupby("system")["qid"].count()
-    table = means.reindex(index=names, columns=metrics)
-    table.insert(0, "n", counts.reindex(names).to_numpy())
-    table.index.name = "system"
-    if baseline is None or len(names) < 2:
-        return table
-    for m in metrics:
-        wide = per_query[per_query["metric"] == m].pivot(
-            index="qid", columns="system", values="value"
-        )
-        cmp = compare_to_baseline(
-            wide[names], baseline, test=test, correction=correction, alpha=alpha
-        )
-        for col, src in (("p", "p"), ("p_adj", "p_adj"), ("sig", "significant")):
-            table[f"{m} {col}"] = cmp[src].reindex(names)
-        for col in ("wins", "ties", "losses"):
-            table[f"{m} {col}"] = cmp[col].reindex(names)
-    return table
 
 
 Experiment = run_experiment

@@ -118,6 +118,7 @@ class WorkspaceFiles:
                 if not f.path.startswith("../"):
                     self.files.setdefault(f.path, f.abspath)
         self._lines: dict[str, list[str] | None] = {}
+        self._numbered: dict[str, int] = {}
         self._norm: dict[str, list[str]] = {}
         self._index: dict[str, dict[str, list[int]]] = {}
         self.dated = sorted(
@@ -155,10 +156,17 @@ class WorkspaceFiles:
                 self._lines[path] = None
             else:
                 split = text.split("\n")
+                self._numbered[path] = len(split)
                 if len(split) > 1 and split[-1] == "":
                     split.pop()
                 self._lines[path] = split
         return self._lines[path]
+
+    def numbered(self, path: str) -> int | None:
+        """How many lines OpenClaw numbers in the file (its text split on ``\\n``: a final
+        newline opens an empty last line, which a chunk's range may end on), or None as
+        :meth:`lines`."""
+        return None if self.lines(path) is None else self._numbered[path]
 
     def normalised(self, path: str) -> list[str] | None:
         """The file's lines through :func:`norm_line` (None as :meth:`lines`)."""

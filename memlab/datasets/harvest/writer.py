@@ -17,11 +17,18 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from memlab.sessions import TranscriptPlaces
 
-__all__ = ["OUTPUT_FILES", "HarvestError", "check_out", "trec_docno", "write_out"]
+__all__ = [
+    "OUTPUT_FILES",
+    "HarvestError",
+    "check_out",
+    "parse_trec_docno",
+    "trec_docno",
+    "write_out",
+]
 
 # Every file harvest writes in OUT (and the snapshot folder, with --snapshot).
 OUTPUT_FILES = (
@@ -98,6 +105,16 @@ def trec_docno(path: str, start: int, end: int) -> str:
     """A TREC document id of lines ``start``–``end`` of a memory file, as ``memlab eval
     --run`` reads it (``PATH:START-END``, the path %-quoted so it holds no space)."""
     return f"{quote(path, safe='/')}:{start}-{end}"
+
+
+def parse_trec_docno(docno: str) -> tuple[str, int, int] | None:
+    """``(path, start, end)`` of a `trec_docno` id (``PATH:START-END``), or None when
+    ``docno`` is not one."""
+    head, _, lines = docno.rpartition(":")
+    first, dash, last = lines.partition("-")
+    if not head or not dash or not (first.isdigit() and last.isdigit()):
+        return None
+    return unquote(head), int(first), int(last)
 
 
 def _clean(v: Any) -> Any:

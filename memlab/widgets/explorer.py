@@ -1,4 +1,4 @@
-"""An interactive explorer of memlab's search pipeline (ipywidgets).
+"""An interactive explorer of memlab's search pipeline (ipywidgets): ``Explorer``.
 
 ``Explorer(index_or_lab)`` shows a panel with a preset dropdown, sliders for
 the parameters a user tunes (vector weight, candidate multiplier, minScore,
