@@ -79,7 +79,7 @@ def test_a_hang_costs_the_deadline_once_then_fails_fast_until_the_probe_sees_it_
 
 
 def test_calls_reuse_one_worker_thread_and_a_hung_one_is_left_behind() -> None:
-    """A warm call hands the query to a waiting worker (no new thread per call: issue 45);
+    """A warm call hands the query to a waiting worker (no new thread per call);
     a worker stuck past the deadline is not reused, and rejoins when it returns."""
 
     def workers() -> set[int]:

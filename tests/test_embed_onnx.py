@@ -146,8 +146,8 @@ def test_vectors_match_torch_path(onnx_emb: OnnxEmbedder, torch_emb: SentenceTra
 def test_the_saved_optimised_graph_gives_the_same_vectors_bit_for_bit(
     onnx_emb: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A session opens onnxruntime's optimised copy saved beside the export (issue 45: ~40 ms
-    less per cold search) and gives the vectors of the export optimised in the session."""
+    """A session opens onnxruntime's optimised copy saved beside the export (~40 ms less
+    per cold search) and gives the vectors of the export optimised in the session."""
     import memlab.embed.onnx as onnx_module
     from memlab.embed.onnxexport import optimized_model_file
 

@@ -189,7 +189,7 @@ class GuardedEmbedder:
 class _Worker:
     """A daemon thread that runs ``GuardedEmbedder.embed_query``'s calls, one at a time,
     and waits among the guard's idle workers in between: a warm call costs a hand-over,
-    not a new thread (~0.4 ms a query on two cores, issue 45). Daemon, so a call that
+    not a new thread (~0.4 ms a query on two cores). Daemon, so a call that
     never returns does not hold the process at exit."""
 
     def __init__(self, guard: GuardedEmbedder) -> None:

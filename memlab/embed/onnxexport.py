@@ -211,9 +211,9 @@ def optimized_model_file(graph: str | Path) -> Path | None:
     MatMul+Add), saved beside it as ``model-opt-ort<version>.onnx``, rebuilt when the graph
     is newer. A session opens it with optimisation off (``ORT_DISABLE_ALL``): the same
     kernels, the same vectors bit for bit (``tests/test_onnx_embedder.py``), ~40 ms less per
-    session (0.16 → 0.12 s on two cores, issue 45: a cold ``memlab search`` opens one).
-    Level ``ENABLE_ALL``, which the embedder used to run, adds only layout changes for
-    convolutions, which this graph has none of. None when the copy cannot be made (a
+    session (0.16 → 0.12 s on two cores; a cold ``memlab search`` opens one). Level
+    ``ENABLE_ALL`` would add only layout changes for convolutions, which this graph has none
+    of. None when the copy cannot be made (a
     read-only cache, say): the caller optimises as before.
     """
     import onnxruntime as ort
