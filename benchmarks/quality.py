@@ -172,11 +172,17 @@ def datasets(quick: bool, only: list[str] | None = None) -> list[tuple[str, Any,
 
 
 def evaluate(
-    name: str, ds: Any, unit: str, embedder: str, presets: list[str] | None = None
+    name: str,
+    ds: Any,
+    unit: str,
+    embedder: str,
+    presets: list[str] | None = None,
+    every_category: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Mean of each metric per preset: {preset: {metric: value, "n": queries}}; where the
     data set has ``MIX_CATEGORIES`` questions, also ``"categories"``: {category: {metric of
-    ``CATEGORY_METRICS``: mean, "n": its questions}}."""
+    ``CATEGORY_METRICS``: mean, "n": its questions}} — of every category of the data set
+    with ``every_category`` (``--categories all``)."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.presets import PRESETS, preset
@@ -195,7 +201,8 @@ def evaluate(
         progress=False,
         cache_vectors=True,
     )
-    cats = [c for c in MIX_CATEGORIES if c in set(ds.queries["category"])]
+    present = list(dict.fromkeys(str(c) for c in ds.queries["category"] if str(c)))
+    cats = present if every_category else [c for c in MIX_CATEGORIES if c in present]
     metrics = list(dict.fromkeys([*METRICS, *(CATEGORY_METRICS if cats else ())]))
     res = run_experiment([preset(p) for p in names], lab, metrics, baseline=None)
     out: dict[str, dict[str, Any]] = {}
@@ -230,6 +237,7 @@ def run(
     embedders: list[str],
     presets: list[str] | None = None,
     sets: list[str] | None = None,
+    every_category: bool = False,
 ) -> dict[str, Any]:
     """Every figure of this run, keyed ``dataset/embedder/unit`` (all presets and data sets
     by default; ``sets`` names the data sets, `datasets`)."""
@@ -238,8 +246,38 @@ def run(
         for emb in embedders:
             key = f"{name}/{emb}/{unit}"
             log(f"quality {key}")
-            figures[key] = evaluate(name, ds, unit, emb, presets)
+            figures[key] = evaluate(name, ds, unit, emb, presets, every_category)
     return figures
+
+
+def moved(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every figure of ``new`` that differs (beyond 1e-9) from the same figure of ``old``
+    (two runs' ``figures``): data set, preset, category (``"(all)"`` for the overall
+    metrics), metric, before, after, change. What ``--diff OLD.json`` prints."""
+    rows = []
+    for key, systems in new.items():
+        for p, vals in systems.items():
+            before = old.get(key, {}).get(p)
+            if before is None:
+                continue
+            pairs = [("(all)", m, before.get(m), vals.get(m)) for m in METRICS]
+            for cat, fig in vals.get("categories", {}).items():
+                was = before.get("categories", {}).get(cat, {})
+                pairs += [(cat, m, was.get(m), fig.get(m)) for m in CATEGORY_METRICS]
+            for cat, m, b, v in pairs:
+                if b is not None and v is not None and abs(v - b) > 1e-9:
+                    rows.append(
+                        {
+                            "data": key,
+                            "preset": p,
+                            "category": cat,
+                            "metric": m,
+                            "before": b,
+                            "after": v,
+                            "change": round(v - b, 6),
+                        }
+                    )
+    return rows
 
 
 def compare(figures: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str, Any]]:
@@ -357,6 +395,17 @@ def main() -> int:
     p.add_argument(
         "--sets", help="comma list of data sets, e.g. locomo-dev,beam-dev (default: all found)"
     )
+    p.add_argument(
+        "--categories",
+        choices=("mix", "all"),
+        default="mix",
+        help="per-category figures of the query mix (default) or of every category",
+    )
+    p.add_argument(
+        "--diff",
+        metavar="OLD_JSON",
+        help="print every figure that moved from an earlier run's --json (before → after)",
+    )
     args = p.parse_args()
     if args.make_datasets:
         make_datasets()
@@ -364,7 +413,7 @@ def main() -> int:
     embedders = (args.embedders or ("hashing" if args.quick else "hashing,local")).split(",")
     presets = args.presets.split(",") if args.presets else None
     sets = [x.strip() for x in args.sets.split(",") if x.strip()] if args.sets else None
-    figures = run(args.quick, embedders, presets, sets)
+    figures = run(args.quick, embedders, presets, sets, args.categories == "all")
     rows = []
     for key, systems in figures.items():
         for name, vals in systems.items():
@@ -378,6 +427,13 @@ def main() -> int:
         print_table(mix)
     status = 0
     result: dict[str, Any] = {"figures": figures}
+    if args.diff:
+        old_figs = json.loads(Path(args.diff).read_text())["results"]["figures"]
+        diff = moved(old_figs, figures)
+        print(f"\n{len(diff)} figures moved from {args.diff}:")
+        if diff:
+            print_table(diff)
+        result["moved"] = diff
     if args.check:
         baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
         cmp = compare(figures, baseline)

@@ -146,7 +146,7 @@ def run_ranx(
 
 def rerun_search(quick: bool) -> dict[str, Any]:
     """Seconds to retrieve and rank every query once: the cost of one setting without a cache."""
-    from memlab.cli.lab import load_dataset
+    from memlab.cli.labsetup import load_dataset
     from memlab.eval.lab import Lab
 
     cache = cache_dir()

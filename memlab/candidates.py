@@ -401,9 +401,44 @@ def release_leg(ks: KeywordSearch, query: str) -> LegHits:
     return pos, rank, False, hits
 
 
+def qmd_leg(ks: KeywordSearch, query: str) -> LegHits:
+    """QMD's keyword search over whole documents (``memlab.qmd``): the
+    ``QMD_LIST_LIMIT`` (20) best files for QMD's query (``build_fts5_query``: every term
+    must match, as a prefix) whatever the depth, each hit placed on its file's best chunk
+    (``best_chunk``) with the document's bm25; under a time cut-off, the documents of the
+    visible rows. No per-keyword fallback (QMD has none)."""
+    from memlab.qmd import QMD_LIST_LIMIT, best_chunk, build_fts5_query
+
+    search, docs = qmd_documents(ks.index, ks.visible)
+    pos, bm25 = [], []
+    for path, score in search.search(build_fts5_query(query), QMD_LIST_LIMIT):
+        positions, texts = docs[path]
+        pos.append(int(positions[best_chunk(query, texts)]))
+        bm25.append(score)
+    return np.asarray(pos, dtype=np.int64), np.asarray(bm25, dtype=np.float64), False, []
+
+
+def qmd_documents(index: MemoryIndex, visible: np.ndarray | None) -> tuple[Any, dict[str, Any]]:
+    """The `memlab.qmd.DocumentSearch` of an index's files (those of the ``visible`` rows
+    under a time cut-off) and {path: (positions in line order, their texts)}, kept with
+    the index's table (``ChunkTable.derived``, one per visible set)."""
+    from memlab.qmd import DocumentSearch, documents_of
+
+    table = index.table
+    rows = np.arange(len(table)) if visible is None else np.flatnonzero(visible)
+    key = ("qmd-documents", None if visible is None else hash(visible.tobytes()))
+
+    def compute(t: ChunkTable) -> tuple[Any, dict[str, Any]]:
+        docs = documents_of(t.paths, t.start_lines, rows, index.texts)
+        search = DocumentSearch.build({p: text for p, (text, _, _) in docs.items()})
+        return search, {p: (pos, texts) for p, (_, pos, texts) in docs.items()}
+
+    return table.derived(key, compute)
+
+
 # The keyword legs by name (``vocab.KEYWORD_MODES``: a pipeline's ``keyword_mode``).
 KEYWORD_LEGS: Mapping[str, Callable[[KeywordSearch, str], LegHits]] = MappingProxyType(
-    {"and": and_leg, "or": or_leg, "openclaw-current": release_leg}
+    {"and": and_leg, "or": or_leg, "openclaw-current": release_leg, "qmd": qmd_leg}
 )
 if set(KEYWORD_LEGS) != set(KEYWORD_MODES):  # a new mode needs its leg
     raise RuntimeError(f"KEYWORD_LEGS {sorted(KEYWORD_LEGS)} must be vocab.KEYWORD_MODES")

@@ -4,8 +4,10 @@
 - ``openclaw``: OpenClaw's pinned defaults; ``openclaw-latest``: its later release
   (MMR, decay at any depth, keyword-only hits fill spare slots); ``openclaw-current``
   (alias ``openclaw-2026.9``): release 2026.9.6's ranking, as stages.
-- the lab baselines ``wsum``, ``rrf``, ``qmd-like``, ``vector``, ``bm25``: one shared
-  candidate generation (OR keyword query), differing only in what their names say;
+- the lab baselines ``wsum``, ``rrf``, ``vector``, ``bm25``: one shared candidate
+  generation (OR keyword query), differing only in what their names say; ``qmd-like``:
+  QMD's own retrieval without its models (``memlab.qmd``: its own keyword search over
+  whole files, one result per file);
   ``recency`` and ``random``: query-blind orders of every unit (``memlab.stages.prior``).
 - ``memlab-best`` / ``memlab-best-chunk``: memlab's tuned systems, with the
   neighbour-context, file-context and heading-filter stages and a porter-stemmed FTS5
@@ -111,21 +113,27 @@ def rrf_preset(**overrides: Any) -> Pipeline:
 
 
 def qmd_like(**overrides: Any) -> Pipeline:
-    """QMD's fusion without its LLM stages: RRF k = 60, the original query's lists
-    weighted 2.0, +0.05 / +0.02 top-rank bonus; min_score 0; the lab's shared
-    candidates (OR keyword query)."""
+    """QMD's hybrid query without its models (tobi/qmd ``hybridQuery``, no expansion, no
+    reranker; ``memlab.qmd``): the keyword search over whole files with QMD's query
+    syntax (``keyword_mode="qmd"``: every term must match, as a prefix; 20 files), the
+    vector search's files (the best of the 60 nearest chunks per file; 20 files), RRF
+    k = 60 over the two file lists with the original query's lists weighing 2 and the
+    +0.05 / +0.02 top-rank bonus (``qmd_documents``), each file shown at its best chunk
+    (the most query words); the best 40 files kept; no score threshold (min_score 0).
+    Every chunk is a vector candidate (depth up to 1,000), so a file's best chunk is
+    found among all of its chunks. Where it still differs from QMD: docs/presets.md."""
     p = Pipeline(
         name="qmd-like",
-        keyword_mode=LAB_KEYWORD_MODE,
+        keyword_mode="qmd",
         fusion="rrf",
         vector_weight=1.0,
         text_weight=1.0,
         rrf_top_bonus=True,
         min_score=0.0,
-    )
-    # Weights of 2.0 on both original lists scale every RRF term equally; memlab's
-    # weights live in [0, 1], so 1.0/1.0 gives the same ranking (the bonus is then
-    # relatively twice as strong as in QMD: documented in docs/presets.md).
+        candidate_multiplier=200.0,
+        max_candidates=1000,
+        keyword_fallback=False,
+    ).replace(qmd_documents=True)
     return p.replace(**overrides) if overrides else p
 
 

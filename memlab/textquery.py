@@ -202,14 +202,23 @@ _ID_SEP_LETTER = re.compile(r"\w(?:[_@#\\]|::)\w")
 _ID_DOTTED_NAME = re.compile(r"^\w{2,}(?:\.\w{2,})+$")
 _ID_UNIT_SUFFIX = re.compile(r"^\d+[a-z]{1,3}$", re.IGNORECASE)
 _ID_ISSUE_NUMBER = re.compile(r"^#\d{2,}$")
+# An all-digit word that names one thing: 6 or more digits (a short commit hash written in
+# digits, an order or invoice number), or 5 or more with a leading zero (0031877). Shorter
+# runs are counts, years (2026) and times (0830), never looked up verbatim.
+_ID_ALL_DIGITS = re.compile(r"^(?:\d{6,}|0\d{4,})$")
+# A commit hash: 7 to 40 hex digits, some digits and some letters. Checked before the unit
+# suffix rule, which would read ``226501f`` as a number with a unit.
+_ID_HEX_HASH = re.compile(r"^[0-9a-f]{7,40}$", re.IGNORECASE)
 _HAS_DIGIT = re.compile(r"\d")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _is_identifier(word: str) -> bool:
+    if _ID_HEX_HASH.match(word) and _HAS_DIGIT.search(word) and _HAS_LETTER.search(word):
+        return True
     if len(word) < 3 or _ID_UNIT_SUFFIX.match(word):
         return False
-    if _ID_ISSUE_NUMBER.match(word):
+    if _ID_ISSUE_NUMBER.match(word) or (word.isascii() and _ID_ALL_DIGITS.match(word)):
         return True
     digit, letter = bool(_HAS_DIGIT.search(word)), bool(_HAS_LETTER.search(word))
     if digit:
@@ -230,7 +239,11 @@ def identifier_terms(query: str) -> list[str]:
     identifier when it holds
 
     - a digit and a letter (``a828e60``, ``INC-3317``, ``E1102``, ``gw-prod-7``), but not a
-      number with a unit or ordinal suffix of 1–3 letters (``1st``, ``3pm``, ``20km``);
+      number with a unit or ordinal suffix of 1–3 letters (``1st``, ``3pm``, ``20km``)
+      unless it is a commit hash (7–40 hex digits with digits and letters: ``226501f``);
+    - only ASCII digits, 6 or more (``4410923``, an order number ``20417731``), or 5 or more
+      with a leading zero (``0031877``): never a year (``2026``), a count (``42``,
+      ``12000``) or a time (``0830``);
     - a digit and a separator ``. - _ : / @ # \\`` between two word characters
       (``10.0.3.17``, ``2026-03-03``, ``3.11``, ``9:30``), or is ``#`` and 2+ digits;
     - a letter and ``_``, ``@``, ``#``, ``\\`` or ``::`` between two word characters
@@ -239,7 +252,8 @@ def identifier_terms(query: str) -> list[str]:
       leading ``/`` or ``~``, or two slashes (``memory/projects/net.md``, ``/etc/hosts``;
       not ``and/or``).
 
-    Plain words, plain numbers and hyphenated words (``second-hand``) are not identifiers.
+    Plain words, short plain numbers and hyphenated words (``second-hand``) are not
+    identifiers.
     Returned in query order, de-duplicated case-insensitively; ``[]`` when none.
     """
     out: dict[str, str] = {}

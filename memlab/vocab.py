@@ -16,8 +16,14 @@ FTS_TOKENIZE: dict[str, str] = {
     "porter": "porter unicode61",
 }
 FTS_TOKENIZERS: tuple[str, ...] = tuple(FTS_TOKENIZE)
+# What `memlab export --target` writes: an OpenClaw 2026-04 config (agents.defaults.
+# memorySearch), a 2026.9.6 one (memory.search), or a preset file `memlab mcp` serves.
+EXPORT_TARGETS: tuple[str, ...] = ("openclaw-2026.4", "openclaw-2026.9", "mcp")
+# The FTS tokenizers OpenClaw 2026-04 offers (memorySearch.store.fts.tokenizer; memlab's
+# `porter` is its own): what `memlab export --target openclaw-2026.4` may write.
+OPENCLAW_TOKENIZERS: tuple[str, ...] = ("unicode61", "trigram")
 # The FTS tokenizers OpenClaw 2026.9.6 offers (store.fts.tokenizer; memlab.openclaw_current).
-OPENCLAW_CURRENT_TOKENIZERS: tuple[str, ...] = ("unicode61", "trigram")
+OPENCLAW_CURRENT_TOKENIZERS: tuple[str, ...] = OPENCLAW_TOKENIZERS
 # memory.search.multimodal.modalities of release 2026.9.6 (memlab.config.release).
 MULTIMODAL_MODALITIES: tuple[str, ...] = ("image", "audio", "all")
 # Vector-leg engines (memlab.vectors): "numpy" the exact scan at memory speed; "faiss"
@@ -77,7 +83,7 @@ ONNX_PRECISIONS: tuple[str, ...] = ("fp32", "int8")
 QUERY_KINDS: tuple[str, ...] = ("identifier", "question", "keywords")
 
 # ------------------------------------------------------------------ pipeline
-KEYWORD_MODES: tuple[str, ...] = ("and", "or", "openclaw-current")
+KEYWORD_MODES: tuple[str, ...] = ("and", "or", "openclaw-current", "qmd")
 FUSION_METHODS: tuple[str, ...] = (
     "wsum",
     "rrf",

@@ -70,6 +70,7 @@ def watch(
     on_error: Callable[[BaseException, float], Any] | None = None,
     stop: threading.Event | None = None,
     verbose: bool = True,
+    interval_s: float | None = None,
 ) -> None:
     """Sync once, then re-sync after memory-file changes until Ctrl-C, ``stop`` or ``max_seconds``.
 
@@ -79,7 +80,9 @@ def watch(
     the n-th consecutive failure after ``min(60, debounce · 2**n)`` seconds: the watcher
     keeps running and the changes it missed are not lost even when no event follows.
     ``on_sync(report)`` is called after each sync, ``on_error(exc, retry_in_s)`` after each
-    failed one. Ctrl-C stops the watcher and is raised again (``memlab watch`` exits 130).
+    failed one. ``interval_s`` (a QMD config's ``update.interval``): a sync also runs when
+    that long has passed since the last one, whatever the events. Ctrl-C stops the watcher
+    and is raised again (``memlab watch`` exits 130).
     """
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
     from watchdog.observers import Observer
@@ -116,9 +119,11 @@ def watch(
 
     failures = 0
     retry_at = 0.0
+    last_sync = time.monotonic()
 
     def run_sync() -> None:
-        nonlocal failures, retry_at
+        nonlocal failures, retry_at, last_sync
+        last_sync = time.monotonic()
         try:
             report = index.sync(progress=False)
         except Exception as exc:  # keep watching; report and retry
@@ -158,9 +163,10 @@ def watch(
         while not stop.is_set():
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            if time.monotonic() >= retry_at and dirty.take_if_quiet(
-                settle_ms / 1000, debounce_ms / 1000
-            ):
+            if (
+                time.monotonic() >= retry_at
+                and dirty.take_if_quiet(settle_ms / 1000, debounce_ms / 1000)
+            ) or (interval_s and time.monotonic() - last_sync >= interval_s):
                 run_sync()
             stop.wait(0.05)
     except KeyboardInterrupt:

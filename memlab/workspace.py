@@ -152,6 +152,8 @@ walk_md_files = _walk_md  # public name: other discovery rules walk with the sam
 def discover_memory_files(
     workspace: str | os.PathLike[str],
     extra_paths: Sequence[str | os.PathLike[str]] = (),
+    *,
+    default_memory: bool = True,
 ) -> list[MemoryFile]:
     """List a workspace's memory files in OpenClaw's order.
 
@@ -168,12 +170,13 @@ def discover_memory_files(
     ``UserWarning``; a missing workspace raises ``WorkspaceError``. When both
     ``MEMORY.md`` and ``memory.md`` exist as distinct files both are indexed,
     ``MEMORY.md`` first (on a case-insensitive file system they are one file
-    and the real-path de-duplication keeps ``MEMORY.md``).
+    and the real-path de-duplication keeps ``MEMORY.md``). ``default_memory=False``
+    (a QMD config's ``includeDefaultMemory: false``) lists the extra paths only.
     """
     ws = resolve_workspace(workspace)
     candidates: list[Path] = []
     symlinked: list[str] = []
-    for name in ROOT_MEMORY_FILES:
+    for name in ROOT_MEMORY_FILES if default_memory else ():
         p = ws / name
         st = _lstat(p)  # one stat per root entry: its kind decides
         if st is not None and stat.S_ISLNK(st.st_mode):
@@ -181,7 +184,7 @@ def discover_memory_files(
         elif st is not None and stat.S_ISREG(st.st_mode) and p.name in _listdir_names(ws):
             candidates.append(p)
     mem_dir = ws / MEMORY_DIR
-    st = _lstat(mem_dir)
+    st = _lstat(mem_dir) if default_memory else None
     if st is not None and stat.S_ISLNK(st.st_mode):
         symlinked.append(MEMORY_DIR)
     elif st is not None and stat.S_ISDIR(st.st_mode):

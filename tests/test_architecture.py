@@ -63,6 +63,7 @@ LAYERS: dict[str, str] = {
     "memlab.rerank": "engine",
     "memlab.textquery": "engine",
     "memlab.openclaw_current": "engine",
+    "memlab.qmd": "engine",
     "memlab.pipeline": "engine",
     "memlab.presets": "engine",
     "memlab.tools": "engine",

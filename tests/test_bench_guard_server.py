@@ -94,6 +94,10 @@ def test_mcp_server_latency_quick(bench_cache: Path, tmp_path: Path) -> None:
     assert res["latency"]["n"] == 60 and res["empty_answers"] == 0
     over = res["p50_over_embed_alone"]
     assert over <= MAX_CALL_OVER_EMBED, f"a server call is {over:.1f}x the query embedding"
+    # the same system served from its preset file, measured in the same run
+    pf = res["preset_file"]
+    assert pf["latency"]["n"] == 60 and pf["empty_answers"] == 0
+    assert (pf["identity"], pf["pipeline"]) == (res["identity"], res["pipeline"])
 
 
 @pytest.mark.model

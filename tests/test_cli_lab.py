@@ -199,7 +199,7 @@ def test_cached_synthetic_corpus_of_another_config_is_regenerated(
 ) -> None:
     """`memlab eval synthetic` without --path caches its corpus; one an older memlab wrote
     (here: another mix, as before the query mix joined the default) is regenerated."""
-    from memlab.cli.lab import load_dataset
+    from memlab.cli.labsetup import load_dataset
     from memlab.datasets.synthetic import SynthConfig, generate, generated_with
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

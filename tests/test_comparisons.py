@@ -51,17 +51,18 @@ def test_eval_table_shows_keyword_mode_depth_and_weights(
 def test_eval_flags_one_system_under_two_names(
     corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # qmd-like without its top-rank bonus is rrf: one system under two names
-    args = ("--preset", "rrf,qmd-like,bm25", "--set", "rrf_top_bonus=false", "--metrics", "mrr")
+    # wsum fused by RRF with rrf's weights is rrf: one system under two names
+    sets = ("--set", "fusion=rrf", "--set", "vector_weight=1.0", "--set", "text_weight=1.0")
+    args = ("--preset", "rrf,wsum,bm25", *sets, "--set", "min_score=0", "--metrics", "mrr")
     out = _eval(corpus, capsys, *args)
-    row = next(ln for ln in out.splitlines() if ln.startswith("qmd-like"))
+    row = next(ln for ln in out.splitlines() if ln.startswith("wsum"))
     assert row.rstrip().endswith("= rrf: same ranking")
     assert "one system under two names" in out
     js = json.loads(_eval(corpus, capsys, *args, "--json"))
     assert [s["same_ranking_as"] for s in js] == [None, "rrf", None]
     assert [s["candidates"]["keyword_mode"] for s in js] == ["or", "or", "or"]
-    # with the bonus they differ, and nothing is flagged
-    js = json.loads(_eval(corpus, capsys, "--preset", "rrf,qmd-like", "--json"))
+    # as shipped they differ, and nothing is flagged
+    js = json.loads(_eval(corpus, capsys, "--preset", "rrf,wsum", "--json"))
     assert [s["same_ranking_as"] for s in js] == [None, None]
 
 

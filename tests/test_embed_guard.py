@@ -78,6 +78,35 @@ def test_a_hang_costs_the_deadline_once_then_fails_fast_until_the_probe_sees_it_
     g.close()
 
 
+def test_calls_reuse_one_worker_thread_and_a_hung_one_is_left_behind() -> None:
+    """A warm call hands the query to a waiting worker (no new thread per call);
+    a worker stuck past the deadline is not reused, and rejoins when it returns."""
+
+    def workers() -> set[int]:
+        return {t.ident for t in threading.enumerate() if t.name == "memlab-query-embed"}
+
+    inner = Scripted()
+    g = GuardedEmbedder(inner, deadline=0.3, retry_s=0.05, retry_max_s=0.05)
+    before = workers()
+    for text in ("tea", "coffee", "milk"):
+        assert np.array_equal(g.embed_query(text), inner.inner.embed_query(text))
+    first = workers() - before
+    assert len(first) == 1 and len(g.idle) == 1
+    inner.mode = "hang"
+    with pytest.raises(EmbeddingError, match="no answer"):
+        g.embed_query("tea")
+    assert g.idle == []  # the stuck worker is busy, not idle
+    inner.mode = "ok"
+    inner.release.set()
+    deadline = time.monotonic() + 5
+    while g.status() is not None or len(g.idle) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert g.embed_query("tea").shape == (16,)
+    assert workers() - before == first  # the worker that hung came back and serves again
+    g.close()
+
+
 def test_a_failure_marks_it_down_with_the_reason() -> None:
     inner = Scripted()
     g = GuardedEmbedder(inner, deadline=1, retry_s=10)

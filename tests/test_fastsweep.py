@@ -13,7 +13,7 @@ from memlab.candidates import CandidateSet, merge_row, pad_rows
 from memlab.eval.fastsweep import fast_path_reason, rank_settings, score_settings, skyline_keep
 from memlab.eval.sweep import sweep
 from memlab.pipeline import Pipeline
-from memlab.presets import openclaw, openclaw_latest, preset, qmd_like, rrf_preset
+from memlab.presets import openclaw, openclaw_latest, preset, rrf_preset
 from memlab.stages.selection import select_rows
 from memlab.store import ChunkTable
 
@@ -91,7 +91,7 @@ BASES = {
     "combmnz": openclaw(fusion="combmnz"),
     "combsum-decay": openclaw(fusion="combsum", decay="exact"),
     "rrf": rrf_preset(),
-    "qmd": qmd_like(),
+    "rrf-bonus": rrf_preset(rrf_top_bonus=True),  # QMD's top-rank bonus on the fast path
     "rrf-threshold": rrf_preset(min_score=0.02, max_results=4),
 }
 

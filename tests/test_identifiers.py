@@ -29,12 +29,18 @@ NAMED = {
     "What happened on 2026-03-03?": ["2026-03-03"],
     "issue #4512 in config.yaml (Node.js)": ["#4512", "config.yaml", "Node.js"],
     "A828E60 or a828e60": ["A828E60"],  # de-duplicated case-insensitively
+    "4410923": ["4410923"],  # a short commit hash that is all digits
+    "was 226501f reverted?": ["226501f"],  # hex digits, then letters: a hash, not a unit
+    "what was order 0031877?": ["0031877"],  # a leading zero
+    "invoice 482203917 and ref 123456": ["482203917", "123456"],  # 6 digits or more
 }
 NOT_NAMED = [
     "gateway host",
     "Bought a second-hand road bike",
     "meet at 3pm on the 1st, 20km ride",
     "and/or e.g. 2026 or 42",
+    "12000 users since 2019, up at 0830, agent 007",  # counts, years, times
+    "44100hz at 1080p, 42f outside, 1024kb left",  # units
     "",
 ]
 

@@ -35,7 +35,7 @@ def _assert_fitted(fit: object, target: dict) -> None:
 
 
 def _dev(kind: str) -> object:
-    from memlab.cli.lab import LabError, load_dataset
+    from memlab.cli.labsetup import LabError, load_dataset
 
     try:
         return load_dataset(kind, None)

@@ -32,6 +32,7 @@ from memlab.vocab import SYNTH_DEFAULT_MIX, SYNTH_PHENOMENA
 
 MIX = ("identifier", "keyword", "dated")
 KINDS = [k.kind for k in qw.ID_KINDS]
+ALL_KINDS = [*KINDS, qw.ID_DIGIT_KIND.kind]  # the all-digit kind: SynthConfig.digit_ids
 LOG_RE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
 ISO_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 WHEN_RE = re.compile(r"on ([A-Z][a-z]+) (\d{1,2})(?:, (\d{4}))?\?$")
@@ -202,6 +203,7 @@ def test_identifiers_cover_every_kind_and_two_thirds_are_bare(mix_ds: Dataset) -
 
 def _kind_of(tok: str) -> str:
     for kind, pat in (
+        ("number", r"[1-9]\d{6}|00\d{5}|[1-9]\d{7,8}"),
         ("commit", r"[0-9a-f]{7}"),
         ("ticket", r"(INC|SUP|ENG|REL|CS|QA)-\d{4}"),
         ("hostport", r"10(\.\d{1,3}){3}:\d{4}"),
@@ -216,17 +218,26 @@ def _kind_of(tok: str) -> str:
     raise AssertionError(tok)
 
 
-@settings(max_examples=200, deadline=None)
-@given(kind=st.sampled_from(KINDS), seed=st.integers(0, 2**32))
+@settings(max_examples=250, deadline=None)
+@given(kind=st.sampled_from(ALL_KINDS), seed=st.integers(0, 2**32))
 def test_near_misses_are_one_edit_away_and_well_formed(kind: str, seed: int) -> None:
+    """Every kind, the all-digit one too: a near miss is one edit away, never holds the
+    identifier nor is held by it, keeps the kind's form, and both are identifiers by the
+    one rule of what an identifier in a query is (``memlab.textquery.identifier_terms``)."""
+    from memlab.textquery import holds_identifier, identifier_terms
+
     rng = random.Random(seed)
     tok = qm.fresh_identifier(kind, rng)
     assert _kind_of(tok) == kind
+    assert identifier_terms(tok) == [tok]
+    assert identifier_terms(f"what is {tok}?") == [tok]
     cands = qm.near_miss_candidates(tok, kind)
     assert len(cands) >= MAX_NEAR_MISSES and len(set(cands)) == len(cands)
     for c in cands:
         assert edit_distance(c, tok) == 1 and len(c) == len(tok)
         assert not holds(c, tok) and not holds(tok, c)
+        assert not holds_identifier(c, tok) and not holds_identifier(tok, c)
+        assert identifier_terms(c) == [c]
         assert _kind_of(c) == kind  # still well formed: a commit, an address ...
         if kind in ("ip", "hostport"):
             octets = [int(x) for x in c.split(":")[0].split(".")]
@@ -318,3 +329,26 @@ def test_checks_hold_for_random_configs(
         ds = generate(cfg, Path(tmp) / "ds")
         assert ds.info["counts"] == {c: min(qpt, capacity(cfg)[c]) for c in mix}
         check_querymix(ds, cfg)
+
+
+def test_digit_ids_is_a_new_option_off_by_default(tmp_path: Path) -> None:
+    """``digit_ids`` adds the all-digit kind to the rotation; off, the config records
+    nothing new (the committed corpora regenerate byte for byte: test_synthetic_release)."""
+    from memlab.datasets.synthetic import generated_with
+    from memlab.datasets.synthetic.base import config_record
+
+    assert "digit_ids" not in config_record(SynthConfig())
+    cfg = SynthConfig(days=12, seed=4, queries_per_type=18, mix=("identifier",), digit_ids=True)
+    assert config_record(cfg)["digit_ids"] is True
+    assert capacity(cfg)["identifier"] == qm.IDENTIFIERS_PER_KIND * len(ALL_KINDS)
+    ds = generate(cfg, tmp_path / "ds")
+    assert generated_with(tmp_path / "ds", cfg)
+    assert not generated_with(
+        tmp_path / "ds", SynthConfig(days=12, seed=4, queries_per_type=18, mix=("identifier",))
+    )
+    q = ds.queries
+    kinds = Counter(_kind_of(tok) for tok in q["answer"])
+    assert kinds == dict.fromkeys(ALL_KINDS, 18 // len(ALL_KINDS))
+    check_querymix(ds, cfg)
+    with pytest.raises(ValueError, match="digit_ids must be true or false"):
+        SynthConfig(digit_ids=1)

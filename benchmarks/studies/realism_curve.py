@@ -98,7 +98,7 @@ def groups(name: str) -> tuple[list[Point], dict[str, Point]]:
     """Every real dev group's point, and per set the point of a synthetic corpus fitted to
     the set's statistics (``--like``: ``memlab.eval.realism.like_point``, written under the
     benchmark cache). A set not found is skipped, said on stderr."""
-    from memlab.cli.lab import LabError, load_dataset
+    from memlab.cli.labsetup import LabError, load_dataset
     from memlab.eval.lab import Lab
     from memlab.eval.stats import corpus_stats
 

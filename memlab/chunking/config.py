@@ -58,3 +58,25 @@ class ChunkerConfig:
         if self.kind == "heading":
             name += f":window={HEADING_WINDOW_TOKENS}"
         return name
+
+    @classmethod
+    def from_fingerprint(cls, text: str) -> ChunkerConfig:
+        """The configuration a `fingerprint` names (``"openclaw:v1:tokens=400:overlap=80"``,
+        ``"line:v1"``, ``"heading:v1:tokens=900:overlap=135:window=200"``): the inverse of
+        `fingerprint` for every chunker; anything else is a ``ValueError``."""
+        kind, _, rest = str(text).partition(":v1")
+        fields = dict(part.split("=", 1) for part in rest.split(":") if "=" in part)
+        try:
+            config = cls(kind, int(fields.get("tokens", 400)), int(fields.get("overlap", 80)))
+        except ValueError as exc:
+            raise ValueError(f"not a chunker fingerprint: {text!r} ({exc})") from None
+        if config.fingerprint() != text:
+            raise ValueError(f"not a chunker fingerprint: {text!r}")
+        return config
+
+    def as_dict(self) -> dict[str, object]:
+        """``{kind, tokens, overlap}`` (``{kind}`` for the line chunker, which has no sizes):
+        how a preset file names the chunker (``memlab.config.preset_file``)."""
+        if self.kind == "line":
+            return {"kind": "line"}
+        return {"kind": self.kind, "tokens": self.tokens, "overlap": self.overlap}

@@ -1,13 +1,13 @@
 """The ``memlab`` command line: index, search and inspect a workspace; run the lab.
 
-Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, synth,
-eval, sweep, stats, bench, demo, harvest, judge. ``memlab SUBCOMMAND --help`` describes each.
+Subcommands: files, chunk, index, status, watch, search, get, doctor, mcp, export,
+synth, eval, sweep, stats, bench, demo, harvest, judge. ``memlab SUBCOMMAND --help`` describes each.
 
 The package: :mod:`memlab.cli.common` (argument helpers, ``--set`` parsing, the
 table and JSON printers, opening an index), :mod:`memlab.cli.engine` (files,
 chunk, index, status, watch, get, synth, demo), :mod:`memlab.cli.search`
 (search), :mod:`memlab.cli.doctor` (doctor), :mod:`memlab.cli.server` (mcp),
-:mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.harvest` (harvest),
+:mod:`memlab.cli.export` (export), :mod:`memlab.cli.flush` (flush), :mod:`memlab.cli.harvest` (harvest),
 :mod:`memlab.cli.judge` (judge), :mod:`memlab.cli.report` (the tables' formats, notes and
 the CI guard of eval and sweep),
 :mod:`memlab.cli.lab` (eval), :mod:`memlab.cli.sweep` (sweep), :mod:`memlab.cli.stats`
@@ -40,6 +40,7 @@ from memlab.cli.engine import (
     cmd_synth,
     cmd_watch,
 )
+from memlab.cli.export import add_parser as add_export_parser
 from memlab.cli.flush import add_parser as add_flush_parser
 from memlab.cli.harvest import add_parser as add_harvest_parser
 from memlab.cli.judge import add_parser as add_judge_parser
@@ -137,7 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("watch", help="keep the index fresh as memory files change (Ctrl-C stops)")
     p.add_argument("workspace")
     add_index_options(p)
-    p.add_argument("--debounce-ms", type=int, default=1500)
+    p.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=None,
+        help="quiet time before a sync (default 1500; a QMD config's update.debounceMs)",
+    )
     p.add_argument("--settle-ms", type=int, default=1500)
     p.add_argument(
         "--max-seconds", type=float, default=None, help="stop after this long (for scripts)"
@@ -217,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_demo)
 
     add_mcp_parser(sub)
+    add_export_parser(sub)
     add_doctor_parser(sub)
     add_flush_parser(sub)
     add_harvest_parser(sub)

@@ -4,6 +4,10 @@ table and JSON printers, the index options and opening an index from them.
 Module-level imports are the standard library, :mod:`memlab.errors` and
 :mod:`memlab.vocab` only, so ``memlab --help`` stays fast; the engine is imported
 inside the functions that need it.
+
+Size: the helpers of every command, in three parts that would split cleanly: arguments
+(``DeferredParser``, ``parse_set``), printers, and the index a command opens
+(``load_config``, ``load_preset_file``, ``open_index``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ __all__ = [
     "format_table",
     "json_default",
     "load_config",
+    "load_preset_file",
     "open_index",
     "parse_set",
     "parse_value",
@@ -293,6 +298,58 @@ def load_config(args: argparse.Namespace) -> Any:
     return cfg
 
 
+def load_preset_file(args: argparse.Namespace) -> Any:
+    """The ``--preset-file`` of ``args`` read and checked (``memlab.config.preset_file``),
+    or None without one; then the index options the file names fill the flags left unset
+    (``--chunker``/``--tokens``/``--overlap``, ``--embedder``/``--model``), and a flag that
+    names another embedder is warned about (weights tuned with one embedder do not carry
+    over to another). Called before any index is opened: every problem of the file is a
+    ``CliError`` (exit 2) naming the file and the key, with a "did you mean".
+    ``--preset`` with it is an error (the file names its own base)."""
+    path = getattr(args, "preset_file", None)
+    if path is None:
+        return None
+    if getattr(args, "preset", None):
+        raise CliError(
+            f"--preset {args.preset} and --preset-file {path}: give one (the file names its"
+            " own base preset; --set still applies over it)"
+        )
+    from memlab.config.preset_file import read_preset_file
+
+    try:
+        pf = read_preset_file(path)
+    except FileNotFoundError as exc:
+        raise CliError(str(exc)) from None
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    ch = pf.chunker or {}
+    if ch and args.chunker is None and args.tokens is None and args.overlap is None:
+        args.chunker = ch.get("kind")
+        args.tokens, args.overlap = ch.get("tokens"), ch.get("overlap")
+    emb = pf.embedder or {}
+    tuned = emb.get("provider")
+    if tuned and args.embedder is None and getattr(args, "config", None) is None:
+        if tuned in CLI_EMBEDDERS:
+            args.embedder = tuned
+            if args.model is None and tuned == "hashing":
+                args.model = emb.get("model")
+        else:
+            print(
+                f"memlab: warning: {pf.path} was tuned with the {tuned} embedder, which"
+                " only --config can name (its provider and remote); searching with the"
+                " default embedder instead: the tuned weights may not carry over",
+                file=sys.stderr,
+            )
+    elif tuned and args.embedder is not None and args.embedder not in (tuned, "auto"):
+        print(
+            f"memlab: warning: {pf.path} was tuned with the {tuned} embedder"
+            f" ({emb.get('model')}); --embedder {args.embedder} gives other vectors, so the"
+            " tuned weights may not carry over",
+            file=sys.stderr,
+        )
+    return pf
+
+
 def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     """The ``MemoryIndex`` of a command's workspace and index options.
 
@@ -306,11 +363,12 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     the index is used.
     """
     from memlab.config import index_options
-    from memlab.config.load import config_files_rule, index_settings
+    from memlab.config.load import config_files_rule, index_extras, index_settings
     from memlab.sessions import transcript_places
     from memlab.store import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
+    extras = index_extras(cfg)  # a QMD config: its chunker, its default-memory choice
     embed_timeout = getattr(args, "embed_timeout", None)
     if embed_timeout is not None and not 0 < embed_timeout < float("inf"):
         raise CliError(f"--embed-timeout must be a number of seconds > 0, got {embed_timeout}")
@@ -321,7 +379,7 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         cfg,
         provider=args.embedder,
         model=args.model,
-        chunker_kind=args.chunker,
+        chunker_kind=args.chunker or extras.get("chunker_kind"),
         chunk_tokens=args.tokens,
         chunk_overlap=args.overlap,
         db_path=args.db,
@@ -332,6 +390,7 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
         lock_timeout=args.lock_timeout,
         embed_timeout=embed_timeout,
         **({"memory_files": mf} if mf else {}),
+        **({"default_memory": False} if extras.get("default_memory") is False else {}),
     )
     places = transcript_places(
         args.workspace, sessions=getattr(args, "sessions", None), agent=getattr(args, "agent", None)

@@ -27,7 +27,45 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--fix", action="store_true", help="do the repair (default: print what it would do)"
     )
     p.add_argument("--json", action="store_true", help="the diagnosis (and repair) as JSON")
+    p.add_argument(
+        "--config",
+        default=None,
+        help="an openclaw.json: also show what OpenClaw 2026.9.6's doctor would make of its"
+        " QMD settings (collections → memory.search.extraPaths); the file is never written",
+    )
     p.set_defaults(func=cmd_doctor)
+
+
+def config_migration(path: str) -> dict[str, object]:
+    """What release 2026.9.6's ``openclaw doctor --fix`` would make of the QMD settings of
+    ``path`` (``memlab.config.qmd.doctor_migration``): ``{file, changes, memory.search}``;
+    a file that cannot be read or parsed is a ``CliError``."""
+    import json5
+
+    from memlab.config.qmd import doctor_migration
+
+    p = Path(path).expanduser()
+    try:
+        data = json5.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CliError(f"--config {p}: {exc}") from None
+    search, changes = doctor_migration(data)
+    return {"file": str(p), "changes": changes, "memory.search": search}
+
+
+def config_lines(mig: dict[str, object]) -> list[str]:
+    """The plain-text report of `config_migration`."""
+    changes = list(mig["changes"])  # type: ignore[call-overload]
+    head = f"config {mig['file']}: OpenClaw 2026.9.6's doctor --fix would"
+    if not changes:
+        return [f"{head} change no QMD setting (there is none)"]
+    out = [f"{head}:", *(f"  {c}" for c in changes)]
+    search = mig["memory.search"]
+    out.append("  memory.search would then be: " + json.dumps(search, ensure_ascii=False))
+    out.append(
+        "  (memlab never rewrites the file; memlab search --config FILE reads it as QMD did)"
+    )
+    return out
 
 
 def size_text(path: Path, size: int | None) -> str:
@@ -110,6 +148,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if diag.archives:
         lines.append(f"archives: {len(diag.archives)} under {'/'.join(doctor.REPAIR_DIR)}")
     report["archives"] = [str(a) for a in diag.archives]
+    if getattr(args, "config", None):
+        mig = config_migration(args.config)
+        report["config"] = mig
+        lines.extend(config_lines(mig))
     if args.json:
         print(json.dumps(report, indent=2))
     else:

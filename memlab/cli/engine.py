@@ -17,6 +17,7 @@ from memlab.cli.common import (
     announce_rebuild,
     chunk_row,
     format_table,
+    load_config,
     open_index,
     parse_set,
     print_json,
@@ -229,15 +230,20 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_watch(args: argparse.Namespace) -> int:
     """``memlab watch``: keep the index in step with the memory files until Ctrl-C
     (or ``--max-seconds``), with OpenClaw's debounce."""
+    from memlab.config.load import watch_settings
     from memlab.watch import watch
 
-    index = open_index(args)
+    cfg = load_config(args)
+    timing = watch_settings(cfg)  # a QMD config's update.debounceMs and update.interval
+    debounce = args.debounce_ms if args.debounce_ms is not None else timing.get("debounce_ms", 1500)
+    index = open_index(args, cfg)
     with index:
         watch(
             index,
-            debounce_ms=args.debounce_ms,
+            debounce_ms=int(debounce),
             settle_ms=args.settle_ms,
             max_seconds=args.max_seconds,
+            interval_s=timing.get("interval_s"),
         )
     return 0
 

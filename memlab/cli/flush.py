@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> None:
 def cmd_flush_simulate(args: argparse.Namespace) -> int:
     """Run ``memlab.flush.flush_study`` and print where the memory went and what it holds."""
     from memlab.cli.common import print_json
-    from memlab.cli.lab import LabError, load_dataset
+    from memlab.cli.labsetup import LabError, load_dataset
     from memlab.flush import FlushConfig, flush_study, load_flush_config
 
     try:

@@ -1,15 +1,15 @@
-"""The lab's command line: ``memlab eval``, and what ``memlab sweep`` (:mod:`memlab.cli.sweep`)
-shares with it: the dataset options (`add_dataset_arguments`), the lab (`build_lab`,
-`close_lab`) and the error wrapper (`lab_command`). ``memlab bench`` is
+"""``memlab eval``: presets (and a ``--config`` or ``--preset-file`` system) on a dataset,
+the metric table with paired tests, and the notes under it (`defects_line`, `units_line`,
+`shapes_line`, `evidence_ranks_table`); ``--save`` writes the experiment. The set-up it
+shares with ``memlab sweep`` is :mod:`memlab.cli.labsetup`; ``memlab bench`` is
 :mod:`memlab.cli.bench`.
 
 Module-level imports stay light (the lab is imported inside each command), so
 ``memlab --help`` does not load the evaluation package.
 
-Size: ``memlab eval`` (`cmd_eval`, `eval_on` and the notes under its table: `defects_line`,
-`units_line`, `shapes_line`, `evidence_ranks_table`) is one command that changes together.
-The set-up ``memlab sweep`` reuses (`build_lab`, `close_lab`, `add_dataset_arguments`,
-`lab_command`) would move out when a third lab command needs it.
+Size: one command whose parts change together: the systems it runs (`_systems`,
+`file_systems`), what it refuses before running (`check_save_folder`, `external_runs`),
+the run (`cmd_eval`, `eval_on`) and the lines around its table.
 """
 
 from __future__ import annotations
@@ -23,224 +23,19 @@ from typing import Any
 
 from memlab.cli import report
 from memlab.cli.common import parse_set
-from memlab.errors import CliError
-from memlab.vocab import (
-    DATASETS,
-    DEFAULT_LOCAL_BACKEND,
-    EVAL_LEVELS,
-    FTS_TOKENIZERS,
-    LAB_EMBEDDERS,
-    LOCAL_BACKENDS,
-    UNITS,
+from memlab.cli.labsetup import (
+    DEFAULT_METRICS,
+    DEFAULT_PRESETS,
+    LabError,
+    add_dataset_arguments,
+    build_lab,
+    close_lab,
+    dataset_defaults,
+    defects_line,
+    lab_command,
 )
 
-__all__ = [
-    "DATASETS",
-    "DEFAULT_PRESETS",
-    "LabError",
-    "add_dataset_arguments",
-    "add_parsers",
-    "build_lab",
-    "close_lab",
-    "cmd_eval",
-    "external_runs",
-    "lab_command",
-    "load_dataset",
-]
-# The lab baselines (one shared candidate generation: OR keyword query) beside the two
-# OpenClaw systems as shipped: wsum vs rrf is a fusion comparison, wsum vs openclaw
-# the AND query plus minScore (docs/presets.md).
-DEFAULT_PRESETS = ("vector", "bm25", "openclaw", "openclaw-latest", "wsum", "rrf")
-DEFAULT_METRICS = "recall@6,ndcg@10,mrr"
-
-
-class LabError(Exception):
-    """A usage error of a lab command; reported as ``memlab: error: ...`` (exit 2)."""
-
-
-def load_dataset(
-    kind: str, path: str | None, *, seed: int = 0, days: int = 60, qrels: str = "both"
-) -> Any:
-    """A Dataset by kind: ``synthetic`` (a folder from ``memlab synth``, or generated into
-    the user cache when no path is given, and regenerated there when the cached corpus
-    records another config: ``generated_with``), ``locomo`` (the dev split JSON; default
-    ../shared/datasets/locomo), ``beam`` (the BEAM folder; default ../shared/datasets/beam),
-    ``longmemeval`` (its JSON), ``realmem`` (a folder of persona files; default
-    ``$MEMLAB_REALMEM`` or ../shared/datasets/realmem), ``folder`` (memlab's format, with
-    the labels ``qrels`` picks: ``memlab.datasets.judgments.select_qrels``).
-
-    Nothing is written into ``path``: a ``synthetic`` path that holds no corpus
-    (no ``queries.jsonl``: a real workspace, a mistyped path) is refused with a
-    ``LabError`` naming it and the command that generates one (``memlab synth PATH``).
-    """
-    from memlab.datasets.base import load_folder
-
-    if kind != "folder" and qrels != "both":
-        raise LabError(f"--qrels {qrels} picks a folder dataset's labels; {kind} has its own")
-    if kind == "folder":
-        if not path:
-            raise LabError("--path is required for a folder dataset")
-        return load_folder(path, qrels=qrels)
-    if kind == "synthetic":
-        if path:
-            folder = Path(path).expanduser()
-            if (folder / "queries.jsonl").is_file():
-                return load_folder(folder)
-            what = (
-                "does not exist"
-                if not folder.exists()
-                else "is not a folder"
-                if not folder.is_dir()
-                else "is not a memlab synth corpus (no queries.jsonl)"
-            )
-            # The hint never names the user's folder as a target: it may be a workspace.
-            raise LabError(
-                f"--path {folder} {what}; memlab writes nothing there. Leave out --path to"
-                f" use a corpus generated in the user cache"
-                f" ({_cache_dir() / f'synthetic-d{days}-s{seed}'}), or generate one into a"
-                " new folder (memlab synth NEW_FOLDER) and pass --path NEW_FOLDER"
-            )
-        from memlab.datasets.synthetic import SynthConfig, generate, generated_with
-
-        out = _cache_dir() / f"synthetic-d{days}-s{seed}"
-        cfg = SynthConfig(days=days, seed=seed)
-        # A corpus an older memlab cached (another default mix, say) is regenerated.
-        if generated_with(out, cfg):
-            return load_folder(out)
-        return generate(cfg, out, overwrite=True)
-    if kind in ("locomo", "beam", "longmemeval", "realmem"):
-        from memlab.datasets.base import DataNotFoundError
-        from memlab.datasets.beam import load_beam
-        from memlab.datasets.locomo import load_locomo
-        from memlab.datasets.longmemeval import load_longmemeval
-        from memlab.datasets.realmem import load_realmem
-
-        load = {
-            "locomo": load_locomo,
-            "beam": load_beam,
-            "longmemeval": load_longmemeval,
-            "realmem": load_realmem,
-        }
-        try:  # where each looks, and what it says when the data is not there: locate_data
-            return load[kind](path or None)
-        except DataNotFoundError as exc:
-            raise LabError(str(exc)) from None
-    raise LabError(f"dataset must be one of {', '.join(DATASETS)}; got {kind!r}")
-
-
-def _cache_dir() -> Path:
-    from memlab.paths import cache_root
-
-    return cache_root()
-
-
-def build_lab(args: argparse.Namespace) -> Any:
-    """The lab of ``memlab eval`` / ``memlab sweep``: a `Lab` with ``cache_vectors=True``, as
-    the library's own benchmarks and the widgets use, so each system runs on the index it is
-    defined for (``memlab-best`` on porter, ``openclaw`` on unicode61) in one run;
-    ``--fts-tokenizer`` is the tokenizer of the systems that do not declare their own."""
-    from memlab.eval.lab import Lab
-
-    embedder: Any = args.embedder
-    backend = getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND)
-    model = getattr(args, "model", None)
-    if model is not None and embedder != "local":
-        raise LabError(
-            f"--model names a local model folder: use it with --embedder local, not {embedder}"
-        )
-    if embedder == "local" and (backend != DEFAULT_LOCAL_BACKEND or model is not None):
-        from memlab.embed import resolve_embedder
-
-        try:
-            embedder = resolve_embedder("local", model=model, backend=backend)
-        except ValueError as exc:
-            raise LabError(f"--model: {exc}") from exc
-    qrels = getattr(args, "qrels", "both")
-    ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days, qrels=qrels)
-    level = getattr(args, "level", None) or ds.info.get("level", "unit")
-    runner = ray_runner(args)
-    try:
-        return Lab(
-            ds,
-            cache_vectors=True,
-            embedder=embedder,
-            unit=args.unit,
-            fts_tokenizer=args.fts_tokenizer,
-            level=level,
-            executor=runner,
-        )
-    except BaseException:
-        if runner is not None:
-            runner.close()
-        raise
-
-
-def dataset_defaults(kind: str) -> dict[str, Any]:
-    """What ``memlab eval <kind>`` runs when not told: presets, metrics and baseline (None
-    = ``openclaw`` when run). RealMem: its own metrics at session level and its baselines
-    (``memlab.datasets.realmem``)."""
-    if kind == "realmem":
-        from memlab.datasets.realmem import REALMEM_BASELINE, REALMEM_METRICS, REALMEM_PRESETS
-
-        return {
-            "presets": REALMEM_PRESETS,
-            "metrics": ",".join(REALMEM_METRICS),
-            "baseline": REALMEM_BASELINE,
-        }
-    return {"presets": DEFAULT_PRESETS, "metrics": DEFAULT_METRICS, "baseline": None}
-
-
-def defects_line(ds: Any) -> str | None:
-    """``defects (info["defects"]): name n, …`` for the non-zero defect counts a loader
-    recorded, or None when it recorded none or all are 0."""
-    found = {k: v for k, v in (ds.info.get("defects") or {}).items() if v}
-    if not found:
-        return None
-    return f"{ds.name} defects (info['defects']): " + ", ".join(
-        f"{k} {v}" for k, v in found.items()
-    )
-
-
-def ray_runner(args: argparse.Namespace) -> Any:
-    """The `memlab.eval.raylab.RayRunner` of ``--ray ADDRESS`` (``--ray-workers N``), started,
-    or None without ``--ray``; Ray missing or the cluster unreachable is a ``LabError``
-    saying what to do. Ray is imported here only, so a command without ``--ray`` never
-    loads it."""
-    address = getattr(args, "ray", None)
-    if not address:
-        if getattr(args, "ray_workers", None) is not None:
-            raise LabError("--ray-workers needs --ray ADDRESS (or --ray local)")
-        return None
-    from memlab.eval.raylab import RayRunner, RayUnavailable, embedder_factory
-
-    backend = getattr(args, "local_backend", DEFAULT_LOCAL_BACKEND)
-    factory = embedder_factory(args.embedder, model=getattr(args, "model", None), backend=backend)
-    try:
-        return RayRunner(address, workers=args.ray_workers, embedder_factory=factory).start()
-    except (RayUnavailable, ValueError) as exc:
-        raise LabError(str(exc)) from exc
-
-
-def close_lab(lab: Any) -> None:
-    """Close the lab's executor (a Ray runner: disconnect, and stop the cluster
-    ``--ray local`` started), after a one-line summary of what ran on it on stderr."""
-    runner = getattr(lab, "executor", None)
-    if runner is None:
-        return
-    stats = runner.stats
-    if stats:
-        tasks = sum(s["candidates"]["tasks"] + s.get("texts", {}).get("tasks", 0) for s in stats)
-        embedded = sum(s.get("embed", {}).get("docs", 0) for s in stats)
-        queries = sum(s.get("embed", {}).get("queries", 0) for s in stats)
-        seconds = sum(s["seconds"] for s in stats)
-        print(
-            f"ray ({runner.address}, {runner.cpus} worker{'' if runner.cpus == 1 else 's'}):"
-            f" {len(stats)} retrieval{'' if len(stats) == 1 else 's'}, {tasks}"
-            f" tasks, {embedded} chunks and {queries} questions embedded on Ray Data (the rest"
-            f" from the vector cache), {seconds:.1f} s",
-            file=sys.stderr,
-        )
-    runner.close()
+__all__ = ["add_parsers", "cmd_eval", "eval_on", "external_runs"]
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
@@ -254,6 +49,110 @@ def _systems(names: list[str], sets: list[str]) -> list[Any]:
         except (TypeError, ValueError) as exc:
             raise LabError(str(exc)) from exc
     return out
+
+
+def file_systems(args: argparse.Namespace) -> list[Any]:
+    """The systems ``--preset-file`` and ``--config`` (with ``--agent``) describe, with the
+    ``--set`` items over them, in that order: the file's system (named as the file names
+    it) and the config's (``config_system``, named ``config`` or ``config:AGENT``). Every
+    problem of either file is a ``LabError`` naming it, raised before the lab is built."""
+    from memlab.config.load import config_system, load_search_config
+
+    out = []
+    overrides = parse_set(args.set)
+    if getattr(args, "agent", None) is not None and not getattr(args, "config", None):
+        raise LabError(f"--agent {args.agent!r} needs --config (the openclaw.json listing it)")
+    try:
+        if args.preset_file:
+            from memlab.config.preset_file import read_preset_file
+
+            pf = read_preset_file(args.preset_file)
+            args.preset_file_read = pf
+            out.append(pf.pipeline.replace(**overrides) if overrides else pf.pipeline)
+        if args.config:
+            cfg, note = load_search_config(args.config, args.agent, check_provider=False)
+            if note:
+                print(f"memlab: note: {note}", file=sys.stderr)
+            args.config_read = cfg
+            name = "config" if args.agent is None else f"config:{args.agent}"
+            out.append(config_system(cfg, {"name": name, **overrides}))
+    except (FileNotFoundError, TypeError, ValueError) as exc:
+        raise LabError(str(exc)) from None
+    return out
+
+
+def file_stem(args: argparse.Namespace, p: Any) -> str:
+    """The stem of the file a ``--preset-file`` / ``--config`` system came from."""
+    pf = getattr(args, "preset_file_read", None)
+    path = pf.path if pf is not None and p.name == pf.pipeline.name else args.config
+    return Path(str(path)).stem
+
+
+def warn_index_mismatch(lab: Any, args: argparse.Namespace) -> None:
+    """Say on stderr when a ``--preset-file`` or ``--config`` system is measured on another
+    index than the one it names: another embedder (tuned weights do not carry over to
+    another embedder) or another chunker (the lab's unit is ``--unit``'s)."""
+    model = lab.embedder.model if lab.embedder is not None else "fts-only"
+    chunker = lab.chunker.as_dict()
+    pf = getattr(args, "preset_file_read", None)
+    if pf is not None:
+        tuned = (pf.embedder or {}).get("model")
+        if tuned and tuned != model:
+            print(
+                f"memlab: warning: {pf.path} was tuned with {tuned}; this lab embeds with"
+                f" {model}: the tuned weights may not carry over",
+                file=sys.stderr,
+            )
+        if pf.chunker and pf.chunker != chunker:
+            print(
+                f"memlab: warning: {pf.path} names the chunker {pf.chunker}; this lab's units"
+                f" are {chunker} (--unit)",
+                file=sys.stderr,
+            )
+    cfg = getattr(args, "config_read", None)
+    if cfg is not None:
+        from memlab.config.load import index_settings
+
+        idx = index_settings(cfg)
+        if lab.chunker.kind == "openclaw" and (idx.chunk_tokens, idx.chunk_overlap) != (
+            lab.chunker.tokens,
+            lab.chunker.overlap,
+        ):
+            print(
+                f"memlab: warning: {args.config} chunks {idx.chunk_tokens}/{idx.chunk_overlap}"
+                f" tokens; this lab's chunks are {lab.chunker.tokens}/{lab.chunker.overlap}",
+                file=sys.stderr,
+            )
+
+
+def check_save_folder(folder: str | None, overwrite: bool) -> None:
+    """Refuse ``--save DIR`` before anything runs when ``DIR`` is a file, or a folder that
+    holds anything, unless ``--overwrite`` and the folder holds an experiment
+    (``experiment.json``): then the files of the earlier run
+    (``memlab.eval.experiment.EXPERIMENT_FILES``) are removed first, and nothing else."""
+    if not folder:
+        if overwrite:
+            raise LabError("--overwrite goes with --save DIR (the folder it may replace)")
+        return
+    from memlab.eval.experiment import EXPERIMENT_FILES
+
+    p = Path(folder).expanduser()
+    if p.exists() and not p.is_dir():
+        raise LabError(f"--save {p}: a file is there; --save names a folder")
+    if not p.is_dir() or not any(p.iterdir()):
+        return
+    held = (p / "experiment.json").is_file()
+    if not overwrite:
+        what = "an earlier experiment" if held else "files that are not an experiment"
+        fix = "add --overwrite to replace it" if held else "choose a new folder"
+        raise LabError(f"--save {p} holds {what}; {fix} (memlab never replaces it silently)")
+    if not held:
+        raise LabError(
+            f"--save {p} --overwrite: the folder holds no experiment (experiment.json), so it"
+            " is not replaced; choose a new folder"
+        )
+    for name in EXPERIMENT_FILES:
+        (p / name).unlink(missing_ok=True)
 
 
 def external_runs(items: list[str]) -> dict[str, Path]:
@@ -281,10 +180,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     other systems' TREC runs as rows; ``--save`` writes the experiment (with its TREC
     files), ``--json`` prints it."""
     defaults = dataset_defaults(args.dataset)
-    chosen = args.preset or list(defaults["presets"])
+    given = file_systems(args)  # --preset-file, --config: checked before anything runs
+    chosen = args.preset or ([] if given else list(defaults["presets"]))
     presets = [p for item in chosen for p in item.split(",") if p]
     systems = _systems(presets, args.set)
+    for g in given:  # a file's system named like a preset that runs: the file's stem added
+        taken = {s.name for s in systems}
+        systems.append(g.replace(name=f"{g.name}@{file_stem(args, g)}") if g.name in taken else g)
     runs = external_runs(args.run)
+    check_save_folder(args.save, args.overwrite)
     metrics = [m for m in (args.metrics or defaults["metrics"]).split(",") if m]
     if args.evidence_ranks and args.json:
         raise LabError(
@@ -296,6 +200,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         baseline = args.baseline or defaults["baseline"]
         if not args.baseline and baseline not in presets:  # a default that is not run
             baseline = "openclaw" if "openclaw" in presets else None
+        warn_index_mismatch(lab, args)
         runs = report.with_deployed(lab.dataset, runs)  # a harvested folder's "as deployed" row
         return eval_on(lab, args, baseline, systems, metrics, runs)
     finally:
@@ -428,79 +333,6 @@ def shapes_line(lab: Any, systems: list[Any]) -> str | None:
     return f"{who} reads {n['files']} files: {'; '.join(parts)} (memlab.stages.shape)"
 
 
-def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of a lab command over a dataset (``memlab eval``, ``memlab sweep``): the
-    dataset and where it is, the unit and level, the embedder, the split seed, ``--set``,
-    ``--json`` and ``--ray``."""
-    p.add_argument(
-        "dataset",
-        choices=DATASETS,
-        help="folder: memlab's folder format (docs/folder-format.md; memlab synth and memlab"
-        " harvest write it)",
-    )
-    p.add_argument("--path", help="dataset file or folder")
-    p.add_argument(
-        "--unit",
-        choices=UNITS,
-        default="chunk",
-        help="OpenClaw chunks or one turn/line per unit",
-    )
-    p.add_argument(
-        "--level",
-        choices=EVAL_LEVELS,
-        default=None,
-        help="score the ranked units, or their files (a file's rank = its best unit's; a "
-        "file = a session); default: the dataset's (realmem: file), else unit",
-    )
-    p.add_argument("--embedder", choices=LAB_EMBEDDERS, default="local")
-    p.add_argument(
-        "--model",
-        help="another local sentence-transformers model folder for --embedder local (default:"
-        " the packaged all-MiniLM-L6-v2; nothing is downloaded); its indexes are its own",
-    )
-    p.add_argument(
-        "--local-backend",
-        choices=LOCAL_BACKENDS,
-        default=DEFAULT_LOCAL_BACKEND,
-        help="how the local model runs: onnx (default: onnxruntime, no torch import), torch"
-        " (sentence-transformers; same vectors and indexes) or onnx-int8 (int8-quantised,"
-        " its own indexes)",
-    )
-    p.add_argument(
-        "--fts-tokenizer",
-        choices=FTS_TOKENIZERS,
-        default="unicode61",
-        help="FTS5 tokenizer of the systems that do not declare one (memlab-best runs on"
-        " porter whatever this says; default unicode61, OpenClaw's)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="split seed (and synthetic seed)")
-    p.add_argument("--days", type=int, default=60, help="synthetic corpus size in days (no --path)")
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a pipeline parameter for every system",
-    )
-    p.add_argument("--json", action="store_true")
-    report.add_qrels_argument(p)
-    p.add_argument(
-        "--ray",
-        metavar="ADDRESS",
-        help="run each workspace's indexing and candidate generation as a Ray task and the"
-        " embedding on a Ray Data actor pool: 'local' starts a cluster on this machine for"
-        " the run, else a head address (HOST:6379, auto, ray://HOST:10001); results equal a"
-        " local run's. Needs pip install 'memlab[ray]' (docs/ray.md)",
-    )
-    p.add_argument(
-        "--ray-workers",
-        type=int,
-        metavar="N",
-        help="with --ray: tasks and embedding actors at once (default: the cluster's CPUs;"
-        " with --ray local, the local cluster's CPUs)",
-    )
-
-
 def add_parsers(sub: Any) -> None:
     """Add the ``eval`` subcommand to ``memlab``'s subparsers; a ``LabError`` it raises
     becomes a ``CliError`` (exit 2)."""
@@ -558,6 +390,26 @@ def add_parsers(sub: Any) -> None:
         " figures trec_eval / ir_measures reproduce from them",
     )
     p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="with --save: replace the experiment an earlier run saved there (never a folder"
+        " holding anything else)",
+    )
+    p.add_argument(
+        "--preset-file",
+        default=None,
+        metavar="FILE",
+        help="a preset file (memlab export --target mcp) as one more system, named as the file"
+        " names it; with it (or --config) and no --preset, only those systems run",
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        help="an openclaw.json (2026-04, 2026.9.6 or a QMD backend config): the system it"
+        " describes as one more system, named config (config:AGENT with --agent)",
+    )
+    p.add_argument("--agent", default=None, help="with --config: the agent whose settings apply")
+    p.add_argument(
         "--run",
         action="append",
         default=[],
@@ -569,16 +421,3 @@ def add_parsers(sub: Any) -> None:
     )
     report.add_eval_report_arguments(p)
     p.set_defaults(func=lab_command(cmd_eval))
-
-
-def lab_command(fn: Any) -> Any:
-    """``fn`` (a lab command) with a ``LabError`` it raises turned into a ``CliError``, which
-    ``memlab.cli.main`` prints as ``memlab: error: ...`` (exit 2)."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except LabError as exc:
-            raise CliError(str(exc)) from exc
-
-    return run

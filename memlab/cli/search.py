@@ -25,6 +25,7 @@ from memlab.cli.common import (
     announce_rebuild,
     format_table,
     load_config,
+    load_preset_file,
     open_index,
     parse_set,
     print_json,
@@ -34,7 +35,14 @@ from memlab.cli.common import (
 from memlab.errors import CliError, nearest_name
 from memlab.vocab import CITATION_MODES, OPENCLAW_CURRENT_CORPORA
 
-__all__ = ["add_parser", "build_pipeline", "cmd_search", "parse_now", "set_overrides"]
+__all__ = [
+    "add_parser",
+    "add_preset_file_argument",
+    "build_pipeline",
+    "cmd_search",
+    "parse_now",
+    "set_overrides",
+]
 
 # Ranking flags that became ``--set`` keys (``--vector-weight 0.5`` = ``--set
 # vector_weight=0.5``); still accepted, hidden from the help, with a note.
@@ -86,6 +94,7 @@ def add_parser(sub: Any) -> None:
         " openclaw-latest, openclaw-current (alias openclaw-2026.9: release 2026.9.6), wsum,"
         " rrf, qmd-like, vector, bm25, memlab-best, memlab-best-chunk",
     )
+    add_preset_file_argument(rank)
     rank.add_argument(
         "--max-results",
         type=int,
@@ -153,6 +162,19 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_search)
 
 
+def add_preset_file_argument(p: Any, what: str = "the system") -> None:
+    """``--preset-file FILE`` on a parser or group: a preset file (``memlab export --target
+    mcp``) as ``what``, checked before anything else runs."""
+    p.add_argument(
+        "--preset-file",
+        default=None,
+        metavar="FILE",
+        help=f"{what}: a preset file (JSON, written by memlab export --target mcp): its base"
+        " preset and every parameter, checked as strictly as --set; its index options"
+        " (chunker, embedder) fill the flags not given; not with --preset",
+    )
+
+
 def set_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The pipeline parameters ``args`` sets: its ``--set`` items (`parse_set`), then the
     ranking flags of their own (`RANKING_FLAGS`), which win. A key that is no parameter of
@@ -176,8 +198,9 @@ def set_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
-    """The system ``memlab search`` runs: ``--preset`` (default ``openclaw``), or, with
+def build_pipeline(args: argparse.Namespace, cfg: Any = None, preset_file: Any = None) -> Any:
+    """The system ``memlab search`` runs: ``--preset-file`` (``preset_file``, else read here:
+    `memlab.cli.common.load_preset_file`), ``--preset`` (default ``openclaw``), or, with
     ``--config`` and no ``--preset``, the config's own query settings
     (``pipeline.from_config``) — for an OpenClaw 2026.9.6 config (``memory.search``) the
     ``openclaw-current`` preset with its maxResults/minScore; then `set_overrides` (the
@@ -185,8 +208,11 @@ def build_pipeline(args: argparse.Namespace, cfg: Any = None) -> Any:
     or an invalid value is a ``CliError`` (exit 2)."""
     from memlab.presets import preset
 
+    pf = preset_file if preset_file is not None else load_preset_file(args)
     overrides = set_overrides(args)
     try:
+        if pf is not None:
+            return pf.pipeline.replace(**overrides) if overrides else pf.pipeline
         if args.preset is None and getattr(args, "config", None):
             # the system the file describes (memlab.config.load.config_system): a 2026-04
             # file's query settings, or the release itself for a memory.search file
@@ -302,6 +328,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         mark_fallback,
         search_with_fallback,
     )
+    from memlab.tools.corpora import empty_corpus_note
     from memlab.tools.variants import tool_variant
 
     try:  # the tools' rule, with the command line's names for the arguments
@@ -310,8 +337,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
     except SearchArgumentError as exc:
         raise CliError(str(exc)) from None
+    pf = load_preset_file(args)  # checked first: before the config, before any index
     cfg = load_config(args)  # read once: the pipeline and the index both use it
-    pipeline = build_pipeline(args, cfg)
+    pipeline = build_pipeline(args, cfg, pf)
     wanted = pipeline.retrieval_spec().fts_tokenizer
     if wanted and args.fts_tokenizer is None:
         args.fts_tokenizer = wanted  # a preset tuned on its own tokenizer (memlab-best: porter)
@@ -405,7 +433,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     if df.empty:
         hints = [p.name]
-        if not keeps_every_score(p):  # one rule for "no threshold" (memlab.stages.floor)
+        empty = empty_corpus_note(searched, corpus)
+        if empty:  # nothing to search in that corpus: no threshold advice
+            hints.append(empty)
+        elif not keeps_every_score(p):  # one rule for "no threshold" (memlab.stages.floor)
             fix = "try --min-score 0" if p.min_score > 0 else "try a lower --min-score"
             hints.append(f"minScore {p.min_score:g}: {fix}")
         if out.note:

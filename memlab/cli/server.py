@@ -13,8 +13,14 @@ import os
 import sys
 from typing import Any
 
-from memlab.cli.common import add_index_options, announce_rebuild, load_config, open_index
-from memlab.cli.search import build_pipeline
+from memlab.cli.common import (
+    add_index_options,
+    announce_rebuild,
+    load_config,
+    load_preset_file,
+    open_index,
+)
+from memlab.cli.search import add_preset_file_argument, build_pipeline
 from memlab.errors import CliError
 from memlab.vocab import CITATION_MODES
 
@@ -36,6 +42,7 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="the pipeline, as memlab search (default openclaw; with --config: its settings)",
     )
+    add_preset_file_argument(p, "the system served (memory_status names it)")
     p.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="any pipeline parameter"
     )
@@ -71,6 +78,8 @@ def add_parser(sub: Any) -> None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Build the pipeline and two indexes (reader, watcher's writer) as ``memlab search``
     would, sync once, then serve until the client leaves (stdio) or Ctrl-C (HTTP)."""
+    # The preset file first: a bad one is refused before the SDK loads or a server starts.
+    pf = load_preset_file(args)
     token = args.token or os.environ.get(TOKEN_ENV) or None
     if not args.http and (args.token or args.allow_origin or args.allow_host):
         raise CliError(
@@ -87,7 +96,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from memlab.server import MemoryService, build_server, serve_http, serve_stdio
 
     cfg = load_config(args)
-    pipeline = build_pipeline(args, cfg)
+    pipeline = build_pipeline(args, cfg, pf)
     wanted = pipeline.retrieval_spec().fts_tokenizer
     if wanted and args.fts_tokenizer is None:
         args.fts_tokenizer = wanted  # as memlab search: a preset tuned on its own tokenizer
@@ -108,10 +117,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         citations=args.citations,
         debounce_ms=args.debounce_ms,
         settle_ms=args.settle_ms,
+        preset_file=None if pf is None else pf.status(),
     )
     service.start()
     print(
-        f"memlab mcp: {reader.workspace} ({pipeline.name}; index {reader.db_path})",
+        f"memlab mcp: {reader.workspace} ({pipeline.name}"
+        + (f" from {pf.path}" if pf is not None else "")
+        + f"; index {reader.db_path})",
         file=sys.stderr,
         flush=True,
     )

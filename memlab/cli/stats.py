@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memlab.cli.lab import lab_command
+from memlab.cli.labsetup import lab_command
 from memlab.errors import CliError
 from memlab.vocab import DATASETS, LAB_EMBEDDERS
 
@@ -43,7 +43,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     """``memlab stats``: ``corpus_stats`` of the dataset, as a table (``format_stats``) or
     JSON (``{"term_overlap": x, "by_category": {...}, "by_group": {...}, ...}``)."""
     from memlab.cli.common import print_json
-    from memlab.cli.lab import load_dataset
+    from memlab.cli.labsetup import load_dataset
     from memlab.eval.stats import corpus_stats, format_stats
 
     ds = load_dataset(args.dataset, args.path, seed=args.seed, days=args.days)
@@ -60,7 +60,7 @@ def fit_like_args(args: argparse.Namespace, fixed: dict[str, Any]) -> Any:
     """``memlab synth --like``: the config fitted to ``--like`` (``synthetic.fit.fit_like`` on the dataset's
     statistics without embeddings), its table printed; ``fixed``: the fields given (kept;
     ``--queries-per-type N``: the largest category asks N, the others in proportion)."""
-    from memlab.cli.lab import LabError, load_dataset
+    from memlab.cli.labsetup import LabError, load_dataset
     from memlab.datasets.synthetic.fit import fit_like
     from memlab.eval.stats import corpus_stats
 

@@ -14,10 +14,16 @@ import sys
 from typing import Any
 
 from memlab.cli.common import parse_set
-from memlab.cli.lab import LabError, add_dataset_arguments, build_lab, close_lab, lab_command
+from memlab.cli.labsetup import (
+    LabError,
+    add_dataset_arguments,
+    build_lab,
+    close_lab,
+    lab_command,
+)
 from memlab.cli.report import add_format_argument
 
-__all__ = ["add_parser", "cmd_sweep", "sweep_on"]
+__all__ = ["add_parser", "cmd_sweep", "lab_embedder", "sweep_on"]
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -38,7 +44,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             grid[name.strip().replace("-", "_")] = parse_range(spec)
         except ValueError as exc:
             raise LabError(f"--param {item!r}: {exc}") from exc
-    base = preset(args.preset, **parse_set(args.set))
+    if args.preset_file:  # the base from a preset file, checked before the lab is built
+        from memlab.config.preset_file import read_preset_file
+
+        try:
+            pf = read_preset_file(args.preset_file)
+        except (FileNotFoundError, ValueError) as exc:
+            raise LabError(str(exc)) from None
+        base = pf.pipeline.replace(**parse_set(args.set))
+        args.base_preset = pf.base
+    else:
+        try:
+            base = preset(args.preset, **parse_set(args.set))
+        except (TypeError, ValueError) as exc:
+            raise LabError(str(exc)) from None
+        args.base_preset = args.preset
     lab = build_lab(args)
     try:
         return sweep_on(lab, args, base, grid)
@@ -50,6 +70,7 @@ def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list
     """The body of ``memlab sweep`` once its lab is built: sweep and print."""
     import warnings
 
+    from memlab.config.preset_file import json_value
     from memlab.eval.sweep import SweepWarning, sweep
 
     with warnings.catch_warnings():
@@ -81,6 +102,11 @@ def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list
             json.dumps(
                 {
                     "base": repr(base),
+                    # what `memlab export --result` rebuilds the chosen setting from
+                    "base_preset": getattr(args, "base_preset", None),
+                    "base_settings": {k: json_value(v) for k, v in base.get_params().items()},
+                    "embedder": lab_embedder(lab),
+                    "chunker": lab.chunker.as_dict(),
                     "table": table.to_dict(orient="records"),
                     "best": best,
                     "coupled": res.coupled,
@@ -144,6 +170,13 @@ def sweep_on(lab: Any, args: argparse.Namespace, base: Any, grid: dict[str, list
     return 0
 
 
+def lab_embedder(lab: Any) -> dict[str, Any] | None:
+    """``{provider, model}`` of the lab's embedder (None: keyword only): the embedder a
+    sweep tuned with, recorded in its JSON."""
+    e = lab.embedder
+    return None if e is None else {"provider": e.provider, "model": e.model}
+
+
 def add_parser(sub: Any) -> None:
     """Add the ``sweep`` subcommand to ``memlab``'s subparsers; a ``LabError`` it raises
     becomes a ``CliError`` (exit 2)."""
@@ -157,7 +190,13 @@ def add_parser(sub: Any) -> None:
         required=True,
         help="e.g. vector_weight=0:1:0.05 (repeatable: a grid)",
     )
-    p.add_argument("--preset", default="openclaw")
+    p.add_argument("--preset", default="openclaw", help="the base system (default openclaw)")
+    p.add_argument(
+        "--preset-file",
+        default=None,
+        metavar="FILE",
+        help="the base system from a preset file (memlab export --target mcp), instead of --preset",
+    )
     p.add_argument("--metric", default="recall@6")
     p.add_argument("--train", type=float, default=None, help="train fraction; the rest is held out")
     p.add_argument(

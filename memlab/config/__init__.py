@@ -6,10 +6,13 @@ defaults and clamping rules. It is read from an OpenClaw config file
 agent's ``agents.list[].memorySearch`` override applied key by key) or built
 in Python. An invalid value is a ``ValueError`` naming the OpenClaw key.
 
+The file is read by `load_openclaw_config` and written by `to_openclaw` and `openclaw_file`
+(``memlab export --target openclaw-2026.4``, through ``memlab.config.load``): one owner of
+the schema. The key-tree helpers every reader shares are :mod:`memlab.config.keys`.
+
 Size: one module because `_KEYS` (field → OpenClaw key) drives `from_openclaw`,
 `to_openclaw` and the key tree of `check_memory_search_keys`, and `_coerce` and
-the `_check_*` helpers name the same keys. `check_key_tree` and `json_kind`,
-shared with :mod:`memlab.config.release`, could move to a module of their own.
+the `_check_*` helpers name the same keys.
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from memlab.errors import nearest_name
+from memlab.config.keys import check_key_tree, deep_merge, json_kind, key_tree, object_or_empty
 from memlab.vocab import (
     CITATION_MODES,
     CONFIG_PROVIDERS,
@@ -200,12 +203,17 @@ class MemorySearchConfig:
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
 
-    def to_openclaw(self) -> dict[str, Any]:
-        """This configuration as OpenClaw's nested ``memorySearch`` object."""
+    def to_openclaw(self, changed_only: bool = False) -> dict[str, Any]:
+        """This configuration as OpenClaw's nested ``memorySearch`` object: every key, or
+        with ``changed_only`` the keys whose value differs from OpenClaw's default (what an
+        export writes: ``from_openclaw`` of it gives this configuration back)."""
         out: dict[str, Any] = {}
         values = asdict(self)
+        defaults = asdict(MemorySearchConfig())
         for name, path in _KEYS.items():
             value = values[name]
+            if changed_only and value == defaults[name]:
+                continue
             if isinstance(value, tuple):
                 value = list(value)
             node = out
@@ -234,6 +242,17 @@ class MemorySearchConfig:
             else:
                 kwargs[name] = _coerce(name, ".".join(path), node)
         return cls(**kwargs)
+
+
+def openclaw_file(memory_search: Mapping[str, Any], agent: str | None = None) -> dict[str, Any]:
+    """An ``openclaw.json`` holding ``memory_search`` where `load_openclaw_config` reads it:
+    ``agents.defaults.memorySearch``, or with ``agent`` that agent's entry of ``agents.list``
+    (``{"id": agent, "memorySearch": ...}``); nothing else."""
+    if agent is None:
+        return {"agents": {"defaults": {"memorySearch": dict(memory_search)}}}
+    if not agent.strip():
+        raise ValueError("the agent id is empty")
+    return {"agents": {"list": [{"id": agent, "memorySearch": dict(memory_search)}]}}
 
 
 def load_openclaw_config(
@@ -271,9 +290,9 @@ def load_openclaw_config(
             f"{{...}}}}}}}}), got {json_kind(data)}"
         )
     try:
-        agents = _object_or_empty(data, "agents", "agents")
-        defaults = _object_or_empty(agents, "defaults", "agents.defaults")
-        base = dict(_object_or_empty(defaults, "memorySearch", "agents.defaults.memorySearch"))
+        agents = object_or_empty(data, "agents", "agents")
+        defaults = object_or_empty(agents, "defaults", "agents.defaults")
+        base = dict(object_or_empty(defaults, "memorySearch", "agents.defaults.memorySearch"))
         check_memory_search_keys(base, "agents.defaults.memorySearch")
         listed = agents.get("list") or []
         if not isinstance(listed, list):
@@ -281,7 +300,7 @@ def load_openclaw_config(
         for i, a in enumerate(listed):
             if isinstance(a, Mapping) and "memorySearch" in a:
                 where = f"agents.list[{i}].memorySearch"
-                check_memory_search_keys(_object_or_empty(a, "memorySearch", where), where)
+                check_memory_search_keys(object_or_empty(a, "memorySearch", where), where)
     except ValueError as exc:
         raise ValueError(f"{p}: {exc}") from exc
     if agent_id is not None:
@@ -296,7 +315,7 @@ def load_openclaw_config(
             raise ValueError(f"{p}: no agent {agent_id!r} in agents.list (agents: {known})")
         override = agent.get("memorySearch") or {}
         merged_extra = list(base.get("extraPaths") or []) + list(override.get("extraPaths") or [])
-        base = _deep_merge(base, override)
+        base = deep_merge(base, override)
         if merged_extra:
             base["extraPaths"] = list(dict.fromkeys(merged_extra))
     try:
@@ -426,18 +445,7 @@ def _extra_key(entry: str | Mapping[str, str]) -> tuple[str, str]:
     return (entry, "")
 
 
-def _tree(paths: list[tuple[str, ...]]) -> dict[str, Any]:
-    """Nested dict of valid keys; a ``None`` value marks a leaf (its value is type-checked)."""
-    tree: dict[str, Any] = {}
-    for path in paths:
-        node = tree
-        for part in path[:-1]:
-            node = node.setdefault(part, {})
-        node.setdefault(path[-1], None)
-    return tree
-
-
-_KEY_TREE = _tree([*_KEYS.values(), *(tuple(k.split(".")) for k in IGNORED_KEYS)])
+_KEY_TREE = key_tree([*_KEYS.values(), *(tuple(k.split(".")) for k in IGNORED_KEYS)])
 
 
 def check_memory_search_keys(memory_search: Any, where: str = "memorySearch") -> None:
@@ -455,78 +463,6 @@ def check_memory_search_keys(memory_search: Any, where: str = "memorySearch") ->
         raise ValueError(
             "; ".join(problems) + " (OpenClaw's memorySearch schema is strict: fix or remove it)"
         )
-
-
-def check_key_tree(
-    node: Any,
-    tree: Mapping[str, Any],
-    where: str,
-    problems: list[str],
-    *,
-    leaf_problem: Callable[[Any, Any], str | None] | None = None,
-    retired: Mapping[str, str] | None = None,
-) -> None:
-    """Append to ``problems`` what is wrong with ``node`` against a key tree: a dict
-    value is a nested object, anything else a leaf. ``node`` must be an object; an
-    unknown key is named by its full path with the nearest valid key at its level
-    (``difflib.get_close_matches``, cutoff 0.6) or, failing one, the valid keys there,
-    plus why it is gone when ``retired`` says so; a leaf other than None is checked by
-    ``leaf_problem(leaf, value)`` (a message, or None when the value fits). One
-    checker for OpenClaw's 2026-04 ``memorySearch`` and the release's ``memory.search``."""
-    if not isinstance(node, Mapping):
-        problems.append(f"{where} must be an object, got {json_kind(node)}")
-        return
-    for key, value in node.items():
-        sub = tree.get(key, ...) if isinstance(key, str) else ...
-        if sub is ...:
-            close = nearest_name(str(key), list(tree))
-            hint = f"did you mean {close}?" if close else f"valid keys: {', '.join(tree)}"
-            why = f"; {retired[key]}" if retired and key in retired else ""
-            problems.append(f"unknown key {where}.{key} ({hint}{why})")
-        elif isinstance(sub, Mapping):
-            check_key_tree(
-                value, sub, f"{where}.{key}", problems, leaf_problem=leaf_problem, retired=retired
-            )
-        elif sub is not None and leaf_problem is not None:
-            problem = leaf_problem(sub, value)
-            if problem:
-                problems.append(f"{where}.{key} {problem}, got {json_kind(value)}")
-
-
-def _object_or_empty(node: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
-    """``node[key]`` when it is an object, ``{}`` when absent; anything else is an error."""
-    value = node.get(key)
-    if value is None and key not in node:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where} must be an object, got {json_kind(value)}")
-    return value
-
-
-def json_kind(value: Any) -> str:
-    """A JSON-flavoured name of a value's type, for messages: ``null``, ``a boolean (true)``,
-    ``a number (3)``, ``a string ('x')``, ``an array``, else the Python type's name."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int | float):
-        return f"a number ({value!r})"
-    if isinstance(value, str):
-        return f"a string ({value!r})"
-    if isinstance(value, list | tuple):
-        return "an array"
-    return type(value).__name__
-
-
-def _deep_merge(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(a)
-    for k, v in b.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
-            out[k] = _deep_merge(out[k], v)
-        else:
-            out[k] = v
-    return out
 
 
 _BOOL_FIELDS = {f.name for f in fields(MemorySearchConfig) if f.type in ("bool",)}

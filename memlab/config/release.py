@@ -9,8 +9,9 @@ legacy ``agents.defaults.memorySearch`` is still read by :mod:`memlab.config`;
 :func:`legacy_note` says how OpenClaw's doctor moves it. :func:`agent_store_path` is
 where the release keeps its index (shown by ``memlab status``, never opened).
 
-Size: one file format: :data:`SCHEMA`, ``RETIRED`` and the readers (``_agent_entries``,
-``_merge``, ``_remember``) serve :func:`load_current_config`; ``normalize_agent_id``
+Size: one file format, read and written here: :data:`SCHEMA`, ``RETIRED`` and the readers
+(``_agent_entries``, ``_merge``, ``_remember``) serve :func:`load_current_config`, and
+``CurrentSearchConfig.search_keys`` with :func:`current_file` write it back; ``normalize_agent_id``
 names both the agent whose settings win and its :func:`agent_store_path`;
 ``config_shape`` tells this format from the legacy one.
 """
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memlab.config import check_key_tree, json_kind
+from memlab.config.keys import check_key_tree, json_kind
 from memlab.vocab import (
     CITATION_MODES,
     CONFIG_PROVIDERS,
@@ -41,6 +42,7 @@ __all__ = [
     "agent_store_path",
     "check_search_keys",
     "config_shape",
+    "current_file",
     "legacy_note",
     "load_current_config",
     "normalize_agent_id",
@@ -193,6 +195,33 @@ class CurrentSearchConfig:
         ``max_results`` and ``min_score`` (the rest of its ranking is fixed)."""
         return {"max_results": self.max_results, "min_score": self.min_score}
 
+    def search_keys(self) -> dict[str, Any]:
+        """The ``memory.search`` object of these settings: the keys whose value differs from
+        the release's default (provider, model, extraPaths, store.fts.tokenizer,
+        query.maxResults, query.minScore): what ``memlab export --target openclaw-2026.9``
+        writes; `load_current_config` of it gives these settings back."""
+        d = CurrentSearchConfig(file=self.file)
+        out: dict[str, Any] = {}
+        if self.provider != d.provider:
+            out["provider"] = self.provider
+        if self.model != d.model:
+            out["model"] = self.model
+        if self.extra_paths:
+            out["extraPaths"] = [e if isinstance(e, str) else dict(e) for e in self.extra_paths]
+        if self.fts_tokenizer != d.fts_tokenizer:
+            out["store"] = {"fts": {"tokenizer": self.fts_tokenizer}}
+        query = {
+            k: v
+            for k, v, default in (
+                ("maxResults", self.max_results, d.max_results),
+                ("minScore", self.min_score, d.min_score),
+            )
+            if v != default
+        }
+        if query:
+            out["query"] = query
+        return out
+
     def provider_problem(self) -> str | None:
         """Why memlab cannot build this provider (``memlab.config.provider_problem`` in the
         release's key names, with the file); None when it can."""
@@ -239,6 +268,17 @@ class CurrentSearchConfig:
             cache_max_entries=FIXED["cache_max_entries"],
             citations=self.citations,
         )
+
+
+def current_file(search: Mapping[str, Any], agent: str | None = None) -> dict[str, Any]:
+    """A release config holding ``search`` where `load_current_config` reads it:
+    ``memory.search``, or with ``agent`` that agent's ``agents.entries.<id>.memory.search``
+    (the id normalised as the release does); nothing else."""
+    if agent is None:
+        return {"memory": {"search": dict(search)}}
+    return {
+        "agents": {"entries": {normalize_agent_id(agent): {"memory": {"search": dict(search)}}}}
+    }
 
 
 def _read(path: str | os.PathLike[str]) -> tuple[Path, Any]:

@@ -279,7 +279,7 @@ def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = Tr
     """
     from memlab.datasets.judgments import JUDGMENTS_FILE, human_judgments, select_qrels
     from memlab.datasets.validate import check_spans as check
-    from memlab.datasets.validate import groups_of
+    from memlab.datasets.validate import check_workspace_folder, groups_of
 
     root = Path(root).expanduser()
     if not root.is_dir():
@@ -298,6 +298,8 @@ def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = Tr
     for required in ("queries.jsonl", "evidence.jsonl"):
         if not (root / required).exists():
             raise FileNotFoundError(f"{root / required} is missing (see memlab.datasets.base)")
+    for group, ws in workspaces.items():
+        check_workspace_folder(root, group, ws)
     queries = pd.DataFrame(_read_jsonl(root / "queries.jsonl"))
     evidence = pd.DataFrame(_read_jsonl(root / "evidence.jsonl"))
     human = human_judgments(root)

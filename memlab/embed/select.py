@@ -21,7 +21,6 @@ from memlab.vocab import DEFAULT_LOCAL_BACKEND, EMBED_PROVIDERS, LOCAL_BACKENDS
 
 from .base import Embedder, EmbeddingError
 from .hashing import HashingEmbedder
-from .http import OpenAIEmbedder
 from .local import PACKAGED_MODEL_NAME, SentenceTransformerEmbedder, local_model_available
 from .onnx import OnnxEmbedder
 
@@ -193,6 +192,8 @@ def _build(
                 " openclaw.json (or remote={'baseUrl': ...} in Python) to the http(s) URL of an"
                 " OpenAI-compatible embeddings API, e.g. https://api.openai.com/v1"
             )
+        from .http import OpenAIEmbedder  # the HTTP client only when it is used
+
         api_key = opts.get("api_key") or os.environ.get("OPENAI_API_KEY") or None
         return OpenAIEmbedder(
             base_url,

@@ -52,6 +52,19 @@ if TYPE_CHECKING:
 DEFAULT_METRICS = ("recall@6", "ndcg@10", "mrr")
 
 
+# The files `ExperimentResult.save` (and `memlab eval --evidence-ranks --save`) writes into a
+# folder: what `memlab eval --save DIR --overwrite` removes before writing again.
+EXPERIMENT_FILES = (
+    "experiment.json",
+    "per_query.csv",
+    "runs.trec",
+    "qrels.trec",
+    "docs.tsv",
+    "README.md",
+    "evidence_ranks.csv",
+)
+
+
 def metric_depth(metrics: Sequence[str]) -> int:
     """The deepest rank any metric reads (k of ``x@k``; 10 for ``mrr`` without k;
     budget metrics read up to 50 results)."""
@@ -506,6 +519,7 @@ def run_experiment(
         "dataset": lab.dataset.name,
         "dataset_fingerprint": lab.dataset.fingerprint,
         "embedder": lab.embedder.model if lab.embedder is not None else "fts-only",
+        "embedder_provider": lab.embedder.provider if lab.embedder is not None else "none",
         "chunker": lab.chunker.fingerprint(),
         "metrics": metrics,
         "baseline": baseline,
@@ -515,6 +529,7 @@ def run_experiment(
         "scored_at_k": k,
         "level": getattr(lab, "level", "unit"),
         "pinned": sorted(pin),
+        "own_max_results": {s.name: s.max_results for s in systems},  # before at_k
         "identical_rankings": _identical_rankings(results_of),
         "candidate_seconds": t_cand,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from memlab.config import check_key_tree, json_kind
+from memlab.config.keys import check_key_tree, json_kind
 from memlab.vocab import FLUSH_RESETS
 
 DEFAULT_CONTEXT_WINDOW = 200_000

@@ -204,6 +204,13 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
     expr = "fused"
     for key, op in score_terms(pipeline, mode):
         col = STAGE_ARRAYS[key].column or key
+        if key == "qmd_doc":  # QMD's per-file fusion (memlab.stages.documents)
+            expr = (
+                f"{col} = Σ 2·w/({pipeline.rrf_k:g} + file rank + 1) over the file lists"
+                + (" + top-rank bonus" if pipeline.rrf_top_bonus else "")
+                + ", at the file's best chunk (ties: QMD's order of first sight)"
+            )
+            continue
         if op == "=":  # the stage replaces the score; what it replaced orders ties
             expr = f"{col} (ties by {expr})"
             continue

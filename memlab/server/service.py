@@ -65,7 +65,9 @@ class MemoryService:
     sync (at most ``STARTUP_WAIT_S``: the first search then has an index, unless the
     provider fails or hangs); ``stop()`` ends it. The reader's embedder is wrapped in a
     ``GuardedEmbedder`` (a deadline, then keyword-only answers while the provider is down).
-    Every method is safe to call from many threads at once.
+    ``preset_file``: what ``memory_status`` says of the ``--preset-file`` served
+    (``memlab.config.preset_file.PresetFile.status``), None without one. Every method is
+    safe to call from many threads at once.
     """
 
     def __init__(
@@ -77,8 +79,10 @@ class MemoryService:
         citations: str = "auto",
         debounce_ms: int = 1500,
         settle_ms: int = 1500,
+        preset_file: dict[str, Any] | None = None,
     ) -> None:
         self.reader = reader
+        self.preset_file = preset_file
         self.writer = writer
         self.pipeline = pipeline
         self.citations = citations
@@ -338,6 +342,8 @@ class MemoryService:
             "fingerprint_current": st["fingerprint_current"],
             "last_sync": st["last_sync"],
             "pipeline": self.pipeline.name,
+            # the preset file served (--preset-file): its path, base and parameters
+            **({"preset_file": self.preset_file} if self.preset_file is not None else {}),
             "sources": list(self.reader.sources),
             "watching": self.thread is not None and self.thread.is_alive(),
             "watcher_last_sync": self.last_sync,

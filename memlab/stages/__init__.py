@@ -101,6 +101,7 @@ def register_stage(stage: Stage, *, after: str = "headings") -> Stage:
         raise ValueError(f"no score stage {after!r} to insert after; score stages: {scoring}")
     STAGES.insert(names.index(after) + 1, stage)
     STAGE_ARRAYS.update(stage.arrays)
+    _PARAM_DEFAULTS.clear()
     return stage
 
 
@@ -113,6 +114,7 @@ def unregister_stage(name: str) -> None:
             del STAGES[i]
             for key in s.arrays:
                 STAGE_ARRAYS.pop(key, None)
+            _PARAM_DEFAULTS.clear()
             return
     raise ValueError(f"no registered stage {name!r}")
 
@@ -127,12 +129,20 @@ def registered(stage: Stage, *, after: str = "headings") -> Iterator[Stage]:
         unregister_stage(stage.name)
 
 
+# stage_param_defaults, built once per set of stages (register_stage/unregister_stage reset
+# it): a pipeline reads a stage parameter through it on every attribute access, many
+# times per search.
+_PARAM_DEFAULTS: list[Mapping[str, Any]] = []
+
+
 def stage_param_defaults() -> Mapping[str, Any]:
     """Every parameter of the registered stages with its default (read-only)."""
-    out: dict[str, Any] = {}
-    for s in STAGES:
-        out.update(s.params)
-    return MappingProxyType(out)
+    if not _PARAM_DEFAULTS:
+        out: dict[str, Any] = {}
+        for s in STAGES:
+            out.update(s.params)
+        _PARAM_DEFAULTS.append(MappingProxyType(out))
+    return _PARAM_DEFAULTS[0]
 
 
 def stage_param_check(name: str, value: Any) -> None:

@@ -1,6 +1,6 @@
 """The built-in stages, in their declared order, each with what it reads and writes.
 
-``BUILTIN`` is the pipeline: legs → normalize → fusion → lexical_boost → decay →
+``BUILTIN`` is the pipeline: legs → normalize → fusion → qmd_documents → lexical_boost → decay →
 importance → project → neighbor → file_context → headings → learned → identifier_tier →
 prior → best_line → exact_tiers (score stages), then current_order → tie_order → mmr →
 novel_lines → selection (order stages, ``memlab.stages.order``). The stages of OpenClaw
@@ -44,6 +44,7 @@ from memlab.stages.current import (
 )
 from memlab.stages.decay import decay_stage
 from memlab.stages.declare import ArrayInfo, Stage
+from memlab.stages.documents import check_qmd_documents, qmd_documents_stage
 from memlab.stages.file_context import (
     FILE_CONTEXT_PARAMS,
     check_file_context,
@@ -129,6 +130,25 @@ BUILTIN: tuple[Stage, ...] = (
         },
         inputs={"pos", "queries", "table", "text_rank", "texts", "vec_rank"},
         reads={"has_text", "has_vec", "text_floor", "text_norm", "valid", "vec_norm"},
+    ),
+    Stage(
+        "qmd_documents",
+        qmd_documents_stage,
+        lambda p, mode: p.qmd_documents,
+        ("valid", "qmd_doc", "tie_break", "final"),
+        arrays={
+            "qmd_doc": ArrayInfo(
+                "QMD's document score on the file's best chunk: Σ 2·w/(k + rank + 1) over the"
+                " document lists + top-rank bonus",
+                "qmd_doc",
+            )
+        },
+        params={"qmd_documents": False},
+        check=check_qmd_documents,
+        term=("qmd_doc", "="),
+        uses={"qmd_documents", "rrf_k", "rrf_top_bonus", "text_weight", "vector_weight"},
+        inputs={"pos", "queries", "table", "text_rank", "texts", "vec_rank"},
+        reads={"has_text", "has_vec", "valid", "vec_in"},
     ),
     Stage(
         "lexical_boost",
@@ -365,10 +385,13 @@ BUILTIN: tuple[Stage, ...] = (
     Stage(
         "tie_order",
         tie_order_stage,
-        lambda p, mode: best_line_active(p, mode) and p.selection_rule != "openclaw-current",
+        lambda p, mode: (
+            (best_line_active(p, mode) or p.qmd_documents)
+            and p.selection_rule != "openclaw-current"
+        ),
         ("order",),
         kind="order",
-        uses={"best_line", "selection_rule"},
+        uses={"best_line", "qmd_documents", "selection_rule"},
         reads={"final", "tie_break", "valid"},
     ),
     Stage(

@@ -31,21 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.openclaw_current.keyword import locale_key
-from memlab.openclaw_current.mmr import MmrTokenCache, mmr_rerank_order
-from memlab.openclaw_current.ranking import (
-    importance_multiplier,
-    keyword_boost,
-    path_specificity,
-    project_excluded,
-    project_multiplier,
-)
 from memlab.rerank import snippet
 from memlab.stages.legs import fusion_stage, normalize_stage
 from memlab.vocab import SELECTION_RULES
 
 if TYPE_CHECKING:
     from memlab.candidates import CandidateSet
+    from memlab.openclaw_current.mmr import MmrTokenCache
     from memlab.pipeline import Pipeline
     from memlab.store import ChunkTable
 
@@ -95,6 +87,8 @@ def boosted_keyword_leg(
     """``text_in`` = the release's keyword score of every keyword hit (see module doc);
     over release candidates also ``has_text`` (path-only hits join) and ``valid``
     (= has_vec | has_text, as the legs stage defines it)."""
+    from memlab.openclaw_current.ranking import keyword_boost
+
     ex = cs.extra
     if "kw_hit" in ex:
         used = p.mode(cs) != "vector" and p.keyword
@@ -127,6 +121,7 @@ def lexical_boost_stage(
     """The keyword leg's input boosted (``boosted_keyword_leg``), then the normalize and
     fusion stages run again over it (the stage sits after ``fusion`` in ``STAGES``, so
     the declared order of the first three stages stays legs → normalize → fusion)."""
+
     legs = dict(st)
     legs.update(boosted_keyword_leg(p, cs, st))
     legs.update(normalize_stage(p, cs, legs))
@@ -138,6 +133,8 @@ def lexical_boost_stage(
 
 
 def _importance_column(table: ChunkTable) -> np.ndarray:
+    from memlab.openclaw_current.ranking import importance_multiplier
+
     def compute(t: ChunkTable) -> np.ndarray:
         if t.importance is None:
             return np.ones(len(t))
@@ -157,6 +154,8 @@ def importance_stage(
 
 
 def _project_columns(table: ChunkTable, active: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    from memlab.openclaw_current.ranking import project_excluded, project_multiplier
+
     def compute(t: ChunkTable) -> tuple[np.ndarray, np.ndarray]:
         keys = t.project_keys if t.project_keys is not None else [None] * len(t)
         mult = np.array([project_multiplier(k, active) for k in keys], dtype=np.float64)
@@ -195,6 +194,8 @@ def exact_tiers_stage(
     ``rank_score`` (the order key: final for tier 0; for tiers 1–3
     (1 + clamp(fused, 0, 1))/2 × decay × importance × project, multiplied in that
     order), and ``final`` = the project multiplier (1 without that stage) for tiers."""
+    from memlab.openclaw_current.ranking import path_specificity
+
     valid = st["valid"]
     tier = np.zeros(valid.shape, dtype=np.int64)
     paths = cs.table.paths
@@ -223,6 +224,7 @@ def exact_tiers_stage(
 def path_order(table: ChunkTable) -> np.ndarray:
     """Per chunk, the rank of its path in the release's tie order (ICU ``localeCompare``,
     ``memlab.openclaw_current.keyword.locale_key``), computed once per table."""
+    from memlab.openclaw_current.keyword import locale_key
 
     def compute(t: ChunkTable) -> np.ndarray:
         uniq = sorted(set(map(str, t.paths)), key=locale_key)
@@ -234,6 +236,7 @@ def path_order(table: ChunkTable) -> np.ndarray:
 
 def id_order(table: ChunkTable) -> np.ndarray:
     """Per chunk, the rank of its id in ICU order (``locale_key``), once per table."""
+    from memlab.openclaw_current.keyword import locale_key
 
     def compute(t: ChunkTable) -> np.ndarray:
         ranked = sorted(range(len(t)), key=lambda k: locale_key(str(t.ids[k])))
@@ -247,6 +250,8 @@ def id_order(table: ChunkTable) -> np.ndarray:
 def mmr_token_cache(table: ChunkTable) -> MmrTokenCache:
     """The table's cache of the release's MMR tokens, by chunk position (each chunk's
     700-unit snippet tokenised once, then reused by every query and system)."""
+    from memlab.openclaw_current.mmr import MmrTokenCache
+
     return table.derived(("openclaw-current", "mmr-tokens"), lambda t: MmrTokenCache())
 
 
@@ -263,6 +268,8 @@ def current_mmr_perm(
     as a permutation of the inputs, which are given in ranked order; computed by
     ``mmr_rerank_order`` (the same permutation, vectorised). With ``positions`` and
     ``table`` the snippets' tokens are cached by chunk position across calls."""
+    from memlab.openclaw_current.mmr import mmr_rerank_order
+
     snippets = [snippet(t) for t in texts]
     if positions is None or table is None:
         return mmr_rerank_order(scores, snippets, lam)

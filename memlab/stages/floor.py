@@ -10,7 +10,8 @@ everywhere a table or a message shows a system's threshold (``memlab eval``, the
 (cosine in [−1, 1]; keyword inputs ≥ 0), of each normalisation (``memlab.fusion.normalize``:
 z-scores ≥ −√(n − 1) for n ≤ depth candidates) and of each stage on the score's way
 (decay multiplies by (0, 1], neighbour terms add ≥ 0, file context adds the weight times a
-fused score, a best-line system scores by its line system, a query-blind order scores
+fused score, a best-line system scores by its line system, QMD's per-file RRF is ≥ 0, a
+query-blind order scores
 a random key in [0, 1) or a file's days since 1970, from year 1). A stage it cannot bound
 (release multipliers, exact tiers, a registered stage) makes the floor −∞: the threshold is
 then printed as its number — never called "none" without proof.
@@ -89,6 +90,8 @@ def score_floor(p: Pipeline) -> float:
             floor = floor + p.file_context * min(floor, 0.0)
         elif stage == "best_line":  # the score of the chunk's best line
             floor = score_floor(p.line_system())
+        elif stage == "qmd_documents":  # replaced by Σ 2·w / (k + rank + 1) + bonus ≥ 0
+            floor = 0.0
         elif stage == "prior":  # the score is replaced by a query-blind order
             floor = 0.0 if p.rank_by == "random" else RECENCY_FLOOR
         else:

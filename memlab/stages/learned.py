@@ -29,7 +29,6 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -283,6 +282,8 @@ def load_model(path: str | Path | None = None) -> ModelRows:
     """The ``rows`` of a model file as ``learned_model`` rows ``(feature, mean, scale, coef)``
     (checked like the parameter, `check_model`); ``path`` None = the packaged `MODEL_FILE`."""
     if path is None:
+        from importlib import resources  # here: a search that runs no learned model skips it
+
         text = resources.files("memlab.stages").joinpath(MODEL_FILE).read_text(encoding="utf-8")
         where = MODEL_FILE
     else:

@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memlab.chunking.common import Chunk
 from memlab.vocab import DEFAULT_MEMORY_FILES, MEMORY_FILE_RULES
@@ -121,20 +121,63 @@ def discover_files(
     rule: str,
     workspace: Path,
     extra_paths: Sequence[str | os.PathLike[str] | Mapping[str, str]],
+    *,
+    default_memory: bool = True,
 ) -> list[MemoryFile]:
     """The memory files of ``workspace`` under ``rule``, in the rule's order (source
-    ``memory``): ``discover_memory_files`` (2026.4, which knows only paths: a
-    ``{path, pattern}`` entry is its path) or ``list_memory_files`` (2026.9, patterns
-    matched)."""
+    ``memory``): ``discover_memory_files`` (2026.4; a ``{path, pattern}`` entry, from a QMD
+    collection or a 2026.9 config, keeps the files under its path that match its glob
+    pattern, ``release_files.glob_match``) or ``list_memory_files`` (2026.9, patterns
+    matched). ``default_memory=False``: the extra paths only (2026.4; a QMD config's
+    ``includeDefaultMemory: false``)."""
     from memlab.workspace import MemoryFile, discover_memory_files
 
     if check_memory_files(rule) != CURRENT:
-        return discover_memory_files(workspace, extra_path_names(extra_paths))
+        files = discover_memory_files(
+            workspace, extra_path_names(extra_paths), default_memory=default_memory
+        )
+        return _match_patterns(files, workspace, extra_paths, default_memory)
+    if not default_memory:
+        raise ValueError("default_memory=False is a 2026-04 (QMD) setting, not the release's")
     from memlab.store.release_files import list_memory_files
 
     return [
         MemoryFile(f.path, f.abspath, "memory") for f in list_memory_files(workspace, extra_paths)
     ]
+
+
+def _match_patterns(
+    files: list[MemoryFile],
+    workspace: Path,
+    extra_paths: Sequence[str | os.PathLike[str] | Mapping[str, str]],
+    default_memory: bool,
+) -> list[MemoryFile]:
+    """``files`` without those that only a ``{path, pattern}`` entry brought and whose
+    path below that entry does not match its pattern."""
+    from memlab.store.release_files import glob_match
+
+    def root(e: Any) -> Path:
+        p = Path(os.fspath(e["path"] if isinstance(e, Mapping) else e)).expanduser()
+        return (p if p.is_absolute() else workspace / p).resolve()
+
+    patterned = [
+        (root(e), e["pattern"]) for e in extra_paths if isinstance(e, Mapping) and e.get("pattern")
+    ]
+    if not patterned:
+        return files
+    plain = [root(e) for e in extra_paths if not (isinstance(e, Mapping) and e.get("pattern"))]
+    ws = workspace.resolve()
+    default = [ws / "MEMORY.md", ws / "memory.md", ws / "memory"] if default_memory else []
+
+    def kept(f: MemoryFile) -> bool:
+        a = Path(f.abspath).resolve()
+        if any(a == d or d in a.parents for d in (*default, *plain)):
+            return True
+        under = [(r, pat) for r, pat in patterned if a == r or r in a.parents]
+        rel = lambda r: a.name if a == r else a.relative_to(r).as_posix()  # noqa: E731
+        return not under or any(glob_match(rel(r), pat) for r, pat in under)
+
+    return [f for f in files if kept(f)]
 
 
 def chunk_file(rule: str, chunker: ChunkerConfig, f: MemoryFile, text: str) -> list[Chunk]:

@@ -134,6 +134,7 @@ def index_fingerprint(
     fts_tokenizer: str,
     fts_path_prefix: bool,
     memory_files: str = DEFAULT_MEMORY_FILES,
+    default_memory: bool = True,
 ) -> dict[str, Any]:
     """Everything whose change makes the stored chunks or vectors invalid.
 
@@ -142,7 +143,9 @@ def index_fingerprint(
     ``sources``, ``extra_paths`` (sha256 of their JSON list), ``chunker`` (the chunker's
     fingerprint string; ``filerules.chunker_fingerprint``, which names the release's
     chunking version for 2026.9), ``fts_tokenizer``, ``fts_path_prefix``, ``memory_files``
-    (the discovery and chunking rule, ``memlab.vocab.MEMORY_FILE_RULES``).
+    (the discovery and chunking rule, ``memlab.vocab.MEMORY_FILE_RULES``), and
+    ``default_memory: false`` only when the default memory files are left out (so every
+    other index keeps its fingerprint).
     """
     e = embedder
     extra_hash = hashlib.sha256(json.dumps(list(extra_paths)).encode()).hexdigest()
@@ -158,6 +161,7 @@ def index_fingerprint(
         "fts_tokenizer": fts_tokenizer,
         "fts_path_prefix": fts_path_prefix,
         "memory_files": memory_files,
+        **({} if default_memory else {"default_memory": False}),
     }
 
 

@@ -110,8 +110,11 @@ class MemoryIndex(IndexWriter):
         cache_max_entries: int | None = None,
         lock_timeout: float = 30.0,
         progress: bool | None = None,
+        default_memory: bool = True,
     ) -> None:
         self.workspace = resolve_workspace(workspace)
+        # False: the extra paths only (a QMD config's includeDefaultMemory: false).
+        self.default_memory = bool(default_memory)
         if fts_tokenizer not in FTS_TOKENIZE:
             raise ValueError(
                 f"fts_tokenizer must be one of {', '.join(FTS_TOKENIZE)}; got {fts_tokenizer!r}"
@@ -231,6 +234,7 @@ class MemoryIndex(IndexWriter):
             fts_tokenizer=self.fts_tokenizer,
             fts_path_prefix=self.fts_path_prefix,
             memory_files=self.memory_files,
+            default_memory=self.default_memory,
         )
 
     def connect(self) -> sqlite3.Connection:
@@ -423,7 +427,14 @@ class MemoryIndex(IndexWriter):
         """The memory files (and session transcripts when enabled) this index covers."""
         files: list[MemoryFile] = []
         if "memory" in self.sources:
-            files.extend(discover_files(self.memory_files, self.workspace, self.extra_paths))
+            files.extend(
+                discover_files(
+                    self.memory_files,
+                    self.workspace,
+                    self.extra_paths,
+                    default_memory=self.default_memory,
+                )
+            )
         if "sessions" in self.sources and self.sessions_dir.is_dir():
             for p in sorted(self.sessions_dir.glob("*.jsonl")):
                 if p.is_file() and not p.is_symlink():

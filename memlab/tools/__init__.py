@@ -190,8 +190,10 @@ def search_corpus(
         index, query, maxResults, minScore, pipeline=pipeline, citations=citations, now=now
     )
     if corpus in ("memory", "sessions"):
-        if corpus not in index.sources:
-            note = f"this index does not cover {corpus} (sources: {', '.join(index.sources)})"
+        from memlab.tools.corpora import empty_corpus_note
+
+        note = empty_corpus_note(index, corpus)
+        if note:
             res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
         res["results"] = [r for r in res["results"] if in_corpus(corpus, r.get("source", ""))]
     return res

@@ -31,6 +31,7 @@ __all__ = [
     "FORMAT_VERSION",
     "GENERATOR",
     "GENERATORS",
+    "LATER_FIELDS",
     "MAX_NEAR_MISSES",
     "MEMORY_DAY",
     "MEMORY_PATH",
@@ -66,8 +67,10 @@ class SynthConfig:
     lexicon supports (``Dataset.info["capacity"]``). ``cjk_fraction`` (share of
     filler notes written in Chinese) applies only when ``"cjk"`` is in ``mix``;
     ``near_misses`` (distractor identifiers one edit away from each asked one, in
-    ``[0, MAX_NEAR_MISSES]``) only when ``"identifier"`` is. The default ``mix`` is
-    ``memlab.vocab.SYNTH_DEFAULT_MIX``.
+    ``[0, MAX_NEAR_MISSES]``) and ``digit_ids`` (an all-digit identifier kind joins the
+    rotation: ``querymix.id_kinds``) only when ``"identifier"`` is. The default ``mix`` is
+    ``memlab.vocab.SYNTH_DEFAULT_MIX``. Like the realism knobs, ``digit_ids`` is left out
+    of ``dataset.json`` at its default (``LATER_FIELDS``).
 
     The realism knobs (``REALISM_KNOBS``; at their defaults the corpus is the one this
     generator always wrote, byte for byte, and ``dataset.json`` does not list them):
@@ -102,6 +105,7 @@ class SynthConfig:
     distractors_per_fact: int = 2
     cjk_fraction: float = 0.0
     near_misses: int = 2
+    digit_ids: bool = False
     paraphrase: float | None = None
     style: str = "notes"
     level: str = "unit"
@@ -127,6 +131,8 @@ class SynthConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        if not isinstance(self.digit_ids, bool):
+            raise ValueError(f"digit_ids must be true or false, got {self.digit_ids!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         try:
@@ -219,14 +225,17 @@ REALISM_KNOBS: dict[str, Any] = {
     "confusability": None,
     "mix_weights": (),
 }
+# Every field added after the committed corpora, with its default (``config_record``).
+LATER_FIELDS: dict[str, Any] = {**REALISM_KNOBS, "digit_ids": False}
 
 
 def config_record(config: SynthConfig) -> dict[str, Any]:
-    """``config`` as ``dataset.json`` records it: every field (tuples as lists), but a
-    realism knob (``REALISM_KNOBS``) only when it differs from its default."""
+    """``config`` as ``dataset.json`` records it: every field (tuples as lists), but one
+    added later (``LATER_FIELDS``: a realism knob, ``digit_ids``) only when it differs from
+    its default."""
     out = {}
     for k, v in asdict(config).items():
-        if k in REALISM_KNOBS and v == REALISM_KNOBS[k]:
+        if k in LATER_FIELDS and v == LATER_FIELDS[k]:
             continue
         out[k] = list(v) if isinstance(v, tuple) else v
     return out

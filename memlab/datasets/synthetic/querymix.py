@@ -7,7 +7,8 @@ stays independent and deterministic); the wording is in ``querymix_wording``.
   a random start: commit ``a828e60``, ticket ``INC-3317``, host:port
   ``10.42.7.133:8443``, IP ``10.0.3.17``, error code ``E4012`` / ``ORA-01555`` /
   ``ERR-503``, file path ``deploy/prod/gw-7.yaml``, version ``v3.18.2``, host name
-  ``pg-prod-12``) in one line, the evidence (a daily log's ``Log`` section, or for
+  ``pg-prod-12``; with ``SynthConfig.digit_ids`` a ninth, all digits: ``4410923``,
+  ``0031877``, ``482203917``) in one line, the evidence (a daily log's ``Log`` section, or for
   addresses, paths and names a quarter of the time ``MEMORY.md``'s ``Infrastructure``, in
   the kind's durable wording).
   Two questions in three are the identifier alone (the query *is* the identifier); the
@@ -63,6 +64,7 @@ __all__ = [
     "build_identifier",
     "build_keyword",
     "fresh_identifier",
+    "id_kinds",
     "near_miss_candidates",
     "querymix_capacity",
 ]
@@ -81,16 +83,23 @@ _NUMBER = re.compile(r"\d+")
 def querymix_capacity(config: SynthConfig) -> dict[str, int]:
     """Most questions each query-mix phenomenon can make under ``config``.
 
-    identifier: ``IDENTIFIERS_PER_KIND`` × kinds (fresh tokens; the pools are far larger);
+    identifier: ``IDENTIFIERS_PER_KIND`` × kinds (``id_kinds``; fresh tokens, the pools are
+    far larger);
     keyword: the grid's 2×2 blocks × 2 (``(subjects // 2) · (attributes // 2) · 2``);
     dated: one question per day, each event once: ``min(days, len(DATED_EVENTS))``.
     """
     blocks = (len(qw.KEYWORD_SUBJECTS) // 2) * (len(qw.KEYWORD_ATTRS) // 2)
     return {
-        "identifier": IDENTIFIERS_PER_KIND * len(qw.ID_KINDS),
+        "identifier": IDENTIFIERS_PER_KIND * len(id_kinds(config)),
         "keyword": 2 * blocks,
         "dated": min(config.days, len(qw.DATED_EVENTS)),
     }
+
+
+def id_kinds(config: SynthConfig) -> tuple[qw.IdKind, ...]:
+    """The identifier kinds of a corpus, in rotation order: ``ID_KINDS``, then the
+    all-digit ``ID_DIGIT_KIND`` when ``config.digit_ids``."""
+    return (*qw.ID_KINDS, qw.ID_DIGIT_KIND) if config.digit_ids else qw.ID_KINDS
 
 
 def fresh_identifier(kind: str, rng: random.Random) -> str:
@@ -101,7 +110,8 @@ def fresh_identifier(kind: str, rng: random.Random) -> str:
     hostport an ip and a port ``:2000``-``:9999``; errcode ``E1000``-``E9999``,
     ``ORA-00100``-``ORA-09999`` or ``ERR-100``-``ERR-999``; path a migration, a deploy
     manifest or a backfill script; version ``v1.0.0``-``v9.29.19``; name
-    ``{prefix}-{env}-{1..40}``. Octets stay below 250, so a near miss (last digit
+    ``{prefix}-{env}-{1..40}``; number (``digit_ids``) 7 digits not starting with 0, ``00``
+    and 5 digits, or 8-9 digits. Octets stay below 250, so a near miss (last digit
     changed) is still an address. An unknown kind raises ``ValueError``.
     """
     r = rng.randrange
@@ -132,6 +142,13 @@ def fresh_identifier(kind: str, rng: random.Random) -> str:
         return f"v{r(1, 10)}.{r(30)}.{r(20)}"
     if kind == "name":
         return f"{rng.choice(qw.NAME_PREFIXES)}-{rng.choice(qw.NAME_ENVS)}-{r(1, 41)}"
+    if kind == "number":
+        form = r(3)
+        if form == 0:  # a short commit hash that is all digits
+            return f"{r(1, 10)}{r(10**6):06d}"
+        if form == 1:  # an order number with leading zeros
+            return f"00{r(10**4, 10**5)}"
+        return str(r(10**7, 10**9))  # a long reference number, 8-9 digits
     raise ValueError(f"unknown identifier kind {kind!r}; choose from {_kind_names()}")
 
 
@@ -158,14 +175,14 @@ def _commit_ok(tok: str) -> bool:
 
 
 def _kind(kind: str) -> qw.IdKind:
-    for k in qw.ID_KINDS:
+    for k in (*qw.ID_KINDS, qw.ID_DIGIT_KIND):
         if k.kind == kind:
             return k
     raise ValueError(f"unknown identifier kind {kind!r}; choose from {_kind_names()}")
 
 
 def _kind_names() -> list[str]:
-    return [k.kind for k in qw.ID_KINDS]
+    return [k.kind for k in (*qw.ID_KINDS, qw.ID_DIGIT_KIND)]
 
 
 def _parts(tok: str, kind: str) -> set[str]:
@@ -187,16 +204,17 @@ def build_identifier(b: Build, n: int) -> None:
     """
     rng = random_stream(b.cfg.seed, "identifier")
     slots = Slots(rng, b.team, b.reserved, b.pools)
-    lines = {k.kind: [slots.compile(t) for t in k.lines] for k in qw.ID_KINDS}
+    kinds = id_kinds(b.cfg)
+    lines = {k.kind: [slots.compile(t) for t in k.lines] for k in kinds}
     taken: set[str] = set()
     k_misses = b.cfg.near_misses
-    kind_step, form_step = rng.randrange(len(qw.ID_KINDS)), rng.randrange(BARE_SHARE[1])
+    kind_step, form_step = rng.randrange(len(kinds)), rng.randrange(BARE_SHARE[1])
 
     def free(tok: str, kind: str) -> bool:
         return tok not in b.reserved and not (_parts(tok, kind) & taken)
 
     for i in range(n):
-        k = qw.ID_KINDS[(kind_step + i) % len(qw.ID_KINDS)]
+        k = kinds[(kind_step + i) % len(kinds)]
         while True:
             tok = fresh_identifier(k.kind, rng)
             if not free(tok, k.kind):

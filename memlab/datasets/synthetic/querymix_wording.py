@@ -6,7 +6,8 @@ from these tables:
 
 - ``ID_KINDS``: one entry per identifier kind (commit, ticket, host:port, IP, error code,
   file path, version, host name) with the log lines that state one (``{tok}`` is the
-  identifier, the other slots are ``lexicon``'s) and the questions that ask about it.
+  identifier, the other slots are ``lexicon``'s) and the questions that ask about it;
+  ``ID_DIGIT_KIND`` the all-digit kind a config may add (``SynthConfig.digit_ids``).
 - ``KEYWORD_SUBJECTS`` × ``KEYWORD_ATTRS``: a grid of plain facts (``Printer warranty
   runs until June 2027``) asked by their two or three keywords (``printer warranty``).
 - ``DATED_EVENTS``: one notable event per asked day; ``DATED_FORMS``: how the date is asked.
@@ -25,6 +26,7 @@ from memlab.datasets.synthetic.lexicon import parse_table
 __all__ = [
     "DATED_EVENTS",
     "DATED_FORMS",
+    "ID_DIGIT_KIND",
     "ID_KINDS",
     "ID_TICKET_KEYS",
     "KEYWORD_ATTRS",
@@ -72,6 +74,20 @@ name | 0 | 0.25 | {tok} hosts the {component} for {project};Drained {tok} before
 """,
         5,
     )
+)
+# The all-digit kind (``SynthConfig.digit_ids``, off in the committed corpora): a short commit
+# hash that happens to be all digits, an order or invoice number with leading zeros, a long
+# reference number. Rotated after the eight kinds above when on.
+ID_DIGIT_KIND = IdKind(
+    "number",
+    (
+        "Invoice {tok} from {vendor} is still unpaid, {F} is chasing it",
+        "{F} cherry-picked {tok} onto the {component} hotfix branch",
+        "Order {tok} for the {project} hardware shipped today",
+    ),
+    ("what is {tok}?", "what happened with {tok}?"),
+    0,
+    0.0,
 )
 # Ticket keys of identifier questions: disjoint from the filler's (``lexicon.TICKET_KEYS``).
 ID_TICKET_KEYS = ("INC", "SUP", "ENG", "REL", "CS", "QA")
