@@ -1,4 +1,4 @@
-"""benchmarks/studies/realmem_quality.py: one command, on the hand-made RealMem fixture."""
+"""studies/realmem_quality.py: one command, on the hand-made RealMem fixture."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def run_installed(
 
 def fake_checkout(root: Path, names: list[str], studies: tuple[str, ...] = ()) -> Path:
     """A folder that is a checkout to ``memlab bench``: ``benchmarks/_common.py`` and a
-    ``FAKE_SCRIPT`` per name (``studies``: under ``benchmarks/studies/``)."""
+    ``FAKE_SCRIPT`` per name (``studies``: under ``studies/``)."""
     (root / "benchmarks" / "studies").mkdir(parents=True)
     (root / "benchmarks" / "_common.py").write_text("")
     for n in names:
@@ -93,10 +93,10 @@ def test_without_a_checkout_one_benchmark_gets_its_own_commands(
     assert r.returncode == 2
     assert f"{bench.CHECKOUT_ENV}=/path/to/checkout memlab bench sweep_speed\n" in r.stderr
     assert "python benchmarks/sweep_speed.py\n" in r.stderr
-    # a study's script is under benchmarks/studies/
+    # a study's script is under studies/
     r = run_installed(installed, tmp_path, "bench", "chunk_lines")
     assert r.returncode == 2
-    assert "python benchmarks/studies/chunk_lines.py" in r.stderr
+    assert "python studies/chunk_lines.py" in r.stderr
 
 
 def test_help_needs_no_checkout(installed: Path, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from memlab.config import (
     load_openclaw_config,
     provider_problem,
 )
-from memlab.presets import from_config
+from memlab.pipeline.presets import from_config
 
 
 def test_defaults_match_spec() -> None:

@@ -24,15 +24,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memlab.config.vocab import NORMALIZATIONS
 from memlab.embed import HashingEmbedder
-from memlab.fusion import FUSIONS, fuse, normalize
 from memlab.pipeline import Pipeline
 from memlab.pipeline.explain import explain
-from memlab.presets import PRESETS, memlab_learned, preset
+from memlab.pipeline.presets import PRESETS, memlab_learned, preset
+from memlab.retrieval.fusion import FUSIONS, fuse, normalize
 from memlab.stages import STAGES
 from memlab.store import MemoryIndex
 from memlab.tools import memory_search, search_with_fallback
-from memlab.vocab import NORMALIZATIONS
 from tests.conftest import cli
 
 REPO = Path(__file__).resolve().parents[1]

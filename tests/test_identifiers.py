@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlab.fusion import NORMALIZATIONS, floor_value, normalize
-from memlab.presets import preset
-from memlab.textquery import holds_identifier, identifier_terms
+from memlab.pipeline.presets import preset
+from memlab.retrieval.fusion import NORMALIZATIONS, floor_value, normalize
+from memlab.retrieval.textquery import holds_identifier, identifier_terms
 from tests.conftest import cli
 
 # ----------------------------------------------------------------- what an identifier is

@@ -15,7 +15,7 @@ import memlab.stages.learned as learned
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
 from memlab.eval import ltr
-from memlab.presets import memlab_best, memlab_learned
+from memlab.pipeline.presets import memlab_best, memlab_learned
 from memlab.stages.context import neighbor_positions
 from memlab.store import MemoryIndex
 from tests.conftest import REPO, write

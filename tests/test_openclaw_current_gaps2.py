@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from memlab.chunking import ChunkerConfig
+from memlab.files.workspace import discover_memory_files
 from memlab.openclaw_current import chunk_markdown, list_memory_files
-from memlab.workspace import discover_memory_files
 from tests.conftest import cli, write
 
 CURRENT = "openclaw-2026.9"

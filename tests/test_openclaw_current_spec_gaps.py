@@ -27,8 +27,8 @@ from memlab.openclaw_current.triggers import (
     trigger_matches,
     workspace_trigger_entries,
 )
-from memlab.presets import preset
-from memlab.textquery import utf16_len
+from memlab.pipeline.presets import preset
+from memlab.retrieval.textquery import utf16_len
 from tests import release_oracle
 from tests.conftest import cli
 

@@ -30,7 +30,7 @@ REFUSED = {
 
 
 def current_preset(**overrides: Any) -> Any:
-    from memlab.presets import PRESETS, preset
+    from memlab.pipeline.presets import PRESETS, preset
 
     # registered: a missing preset is a failure, not a skip
     assert "openclaw-current" in PRESETS
@@ -261,7 +261,7 @@ def test_release_search_corpus_and_failures(index: Any) -> None:
 
 
 def test_switch_follows_the_system() -> None:
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from memlab.tools.variants import tool_variant
 
     assert tool_variant(preset("openclaw")).rules == "openclaw-2026.4"

@@ -18,8 +18,8 @@ import pytest
 from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
 from memlab.pipeline.explain import ranking_frame, result_rows
-from memlab.presets import preset
-from memlab.rerank import snippet as make_snippet
+from memlab.pipeline.presets import preset
+from memlab.retrieval.rerank import snippet as make_snippet
 from memlab.store import MemoryIndex
 from memlab.tools import SNIPPET_CHARS, citation, memory_search, search_with_fallback
 

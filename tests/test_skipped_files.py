@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from memlab.embed import HashingEmbedder
+from memlab.files.workspace import MemoryFile
 from memlab.store import MemoryIndex
-from memlab.workspace import MemoryFile
 from tests.conftest import write
 
 REPO = Path(__file__).resolve().parents[1]

@@ -61,7 +61,7 @@ def test_search_failure_payload(index: MemoryIndex) -> None:
     """An outage (a provider down under a system without a keyword leg to fall back on)
     answers OpenClaw's payload."""
     from memlab.embed import EmbeddingError
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     class Down:
         provider, model = index.embedder.provider, index.embedder.model

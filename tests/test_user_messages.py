@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.embed import HashingEmbedder
-from memlab.presets import PRESETS, preset
+from memlab.pipeline.presets import PRESETS, preset
 from memlab.store import MemoryIndex
 from tests.conftest import cli, write
 

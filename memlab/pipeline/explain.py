@@ -21,18 +21,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.fusion import clamp_weights
+from memlab.config.vocab import SINGLE_LEG_FUSIONS
+from memlab.retrieval.fusion import clamp_weights
+from memlab.retrieval.textquery import identifier_terms
 from memlab.stages import STAGE_ARRAYS, score_terms
 from memlab.stages.legs import leg_values
 from memlab.stages.selection import SELECTED_BY
-from memlab.textquery import identifier_terms
-from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from memlab.candidates import CandidateSet
     from memlab.pipeline import Pipeline, Ranking
+    from memlab.retrieval.candidates import CandidateSet
 
 __all__ = ["explain", "explain_formula", "explain_weights", "ranking_frame", "result_rows"]
 
