@@ -194,9 +194,7 @@ def test_every_module_is_classified() -> None:
 def test_only_the_root_modules_sit_at_the_package_root() -> None:
     """Every other module lives in the package of its layer's concept (retrieval, files,
     config, pipeline …), so the tree reads like the architecture."""
-    loose = sorted(
-        p.name for p in (REPO / "memlab").glob("*.py") if p.stem not in ROOT_MODULES
-    )
+    loose = sorted(p.name for p in (REPO / "memlab").glob("*.py") if p.stem not in ROOT_MODULES)
     assert not loose, f"move these into a package of memlab/: {loose}"
 
 

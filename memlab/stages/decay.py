@@ -44,9 +44,7 @@ def chunk_times(table: ChunkTable, rule: str) -> tuple[np.ndarray, np.ndarray]:
     return table.derived(("times", rule), compute)
 
 
-def decay_stage(
-    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
-) -> dict[str, np.ndarray]:
+def decay_stage(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``decay`` (the multiplier m, NaN where not valid) and ``final = fused × m``."""
     if p.decay == "openclaw-current":
         return current_decay(p, cs, st)

@@ -50,9 +50,7 @@ VECTOR_LOWER = -1.0
 TEXT_LOWER = 0.0
 
 
-def legs_stage(
-    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
-) -> dict[str, np.ndarray]:
+def legs_stage(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``has_vec``/``has_text`` (found within depth by a leg the system uses), ``valid``
     (either), and the leg inputs ``vec_in`` (cosine) / ``text_in`` (NaN where absent)."""
     mode = p.mode(cs)

@@ -64,9 +64,7 @@ def random_key(seed: int, qid: str, path: str) -> float:
     return int.from_bytes(digest, "big") / 2.0**64
 
 
-def prior_stage(
-    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
-) -> dict[str, np.ndarray]:
+def prior_stage(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``prior`` and ``final`` = the prior (module docstring); ``valid`` drops the units a
     recency order cannot place (no time)."""
     pos = np.maximum(cs.pos, 0)
