@@ -16,11 +16,14 @@ Protocol (nothing reported was tuned on):
 
 One model for both data sets: rows are weighted so each data set counts the same.
 
-Run: ``nice -n 10 .venv/bin/python studies/fit_learned.py --json /tmp/ltr.json``
-(``--write`` writes the chosen model to the data file
-``memlab/stages/learned_model.json``, which ``memlab.stages.learned.fitted_model`` reads;
-no source is rewritten). Uses the lab's cached indexes and vectors (~/.cache/memlab);
-10 min 45 s on 2 shared cores (``--no-gbm``: ~7 min).
+``--write`` writes the chosen model to the data file ``memlab/stages/learned_model.json``,
+which ``memlab.stages.learned.fitted_model`` reads (no source is rewritten). Uses the
+lab's cached indexes and vectors (~/.cache/memlab).
+
+Reproduce (docs/quality.md, "Learned fusion"; 10 min 45 s on 2 shared cores,
+``--no-gbm``: ~7 min):
+
+    nice -n 10 .venv/bin/python studies/fit_learned.py --write --json ltr_fit.json
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REPO
 
-SCRIPT = REPO / "benchmarks" / "studies" / "realmem_quality.py"
+SCRIPT = REPO / "studies" / "realmem_quality.py"
 FIXTURE = REPO / "tests" / "data" / "realmem"
 
 

@@ -59,12 +59,13 @@ def run_installed(
 def fake_checkout(root: Path, names: list[str], studies: tuple[str, ...] = ()) -> Path:
     """A folder that is a checkout to ``memlab bench``: ``benchmarks/_common.py`` and a
     ``FAKE_SCRIPT`` per name (``studies``: under ``studies/``)."""
-    (root / "benchmarks" / "studies").mkdir(parents=True)
+    (root / "benchmarks").mkdir(parents=True)
+    (root / "studies").mkdir(parents=True)
     (root / "benchmarks" / "_common.py").write_text("")
     for n in names:
         (root / "benchmarks" / f"{n}.py").write_text(FAKE_SCRIPT)
     for n in studies:
-        (root / "benchmarks" / "studies" / f"{n}.py").write_text(FAKE_SCRIPT)
+        (root / "studies" / f"{n}.py").write_text(FAKE_SCRIPT)
     return root
 
 
@@ -165,9 +166,7 @@ def test_in_the_repository_the_checkout_is_found_above_the_package(
     assert checkout == REPO
     assert looked[-1] == f"{REPO} (above the memlab package)"
     assert bench.script_path(REPO, "sweep_speed") == REPO / "benchmarks" / "sweep_speed.py"
-    assert bench.script_path(REPO, "chunk_lines") == (
-        REPO / "benchmarks" / "studies" / "chunk_lines.py"
-    )
+    assert bench.script_path(REPO, "chunk_lines") == (REPO / "studies" / "chunk_lines.py")
     assert bench.script_path(REPO, "nope") is None
 
 

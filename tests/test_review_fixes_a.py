@@ -143,8 +143,9 @@ def test_default_memory_files_has_one_owner() -> None:
     import dataclasses
     import inspect
 
-    from memlab import tools, vocab
+    from memlab import tools
     from memlab.cli import build_parser
+    from memlab.config import vocab
     from memlab.eval.lab import Lab
     from memlab.pipeline import Pipeline
     from memlab.retrieval.candidates import RetrievalSpec
@@ -166,7 +167,8 @@ def test_get_root_files_cover_exactly_the_memory_file_rules() -> None:
     import subprocess
     import sys
 
-    from memlab import tools, vocab
+    from memlab import tools
+    from memlab.config import vocab
 
     assert set(tools.GET_ROOT_FILES_BY_RULES) == set(vocab.MEMORY_FILE_RULES)
     code = (

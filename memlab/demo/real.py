@@ -37,7 +37,7 @@ N_RESAMPLES = 10_000
 def shipped_persona() -> Path | None:
     """``datasets/realmem`` of the repository this package runs from (the demo's real
     persona), or None when memlab runs from an installed package without the checkout."""
-    folder = Path(__file__).resolve().parents[1] / "datasets" / "realmem"
+    folder = Path(__file__).resolve().parents[2] / "datasets" / "realmem"
     return folder if any(folder.glob("*.json.gz")) else None
 
 
