@@ -1,4 +1,4 @@
-"""Identifiers never sink (issue 33, part 1): the identifier rule, the keyword leg's floor,
+"""Identifiers never sink: the identifier rule, the keyword leg's floor,
 the identifier tier, and the recommended presets finding a bare identifier at rank 1."""
 
 from __future__ import annotations

@@ -250,7 +250,7 @@ def test_release_search_corpus_and_failures(index: Any) -> None:
     assert (
         sess["unavailable"] is True and sess["error"] == "Session transcript search is not enabled."
     )
-    # a bad argument is the caller's mistake, not an outage (issue 29, item 5)
+    # a bad argument is the caller's mistake, not an outage
     with pytest.raises(SearchArgumentError, match="corpus must be one of: memory, wiki, all"):
         rt.memory_search(index, "gateway", corpus="web", pipeline=p)
     one = rt.memory_search(index, "gateway", maxResults=1, minScore=0, pipeline=p, now=NOW)

@@ -1,4 +1,4 @@
-"""`memlab search` tells the truth about the workspace (issue 13, item 6).
+"""`memlab search` tells the truth about the workspace.
 
 Each test runs the command line as a user would (``memlab.cli.main`` in-process) with
 the hashing embedder and a private user cache (``XDG_CACHE_HOME``):

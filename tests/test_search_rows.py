@@ -1,4 +1,4 @@
-"""The warm search answer is built from the ranking's arrays, not a DataFrame (issue 16).
+"""The warm search answer is built from the ranking's arrays, not a DataFrame.
 
 ``memlab.tools.memory_search`` (plain ``--json`` and the MCP server) makes its results from
 ``memlab.pipeline.explain.result_rows``; ``ranking_frame`` (``memlab search``, ``--explain``,

@@ -1,5 +1,5 @@
 """Weight sweeps sweep the weight they name, ties are reported, and the tuned system
-is the one that was scored (issue 13, items 1 and 2)."""
+is the one that was scored."""
 
 from __future__ import annotations
 

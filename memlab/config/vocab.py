@@ -71,7 +71,7 @@ LAB_EMBEDDERS: tuple[str, ...] = ("local", "hashing", "none")
 # sentence-transformers, or onnxruntime (memlab.embed.onnx: no torch on the query path).
 LOCAL_BACKENDS: tuple[str, ...] = ("torch", "onnx", "onnx-int8")
 # The default: onnx gives the torch path's vectors (cosine >= 0.9999, the same index
-# identity, identical LoCoMo top-10) without importing torch on a query (issue 16;
+# identity, identical LoCoMo top-10) without importing torch on a query (
 # docs/benchmarks.md). torch stays one flag away (--local-backend torch).
 DEFAULT_LOCAL_BACKEND = "onnx"
 # Numeric precisions of the onnxruntime graph (memlab.embed.onnx): the fp32 export, or its

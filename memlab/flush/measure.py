@@ -1,5 +1,5 @@
 """Which memory answers later questions better — the flush notes, the transcripts (the
-sessions corpus) or both — and at what cost (issue 32's experiment;
+sessions corpus) or both — and at what cost (the flush experiment;
 studies/flush_quality.py and notebook 10 run it).
 
 ``compare_memories`` scores each memory of a `FlushWorkspaces` under the same systems with
