@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.memlab-installed
-LINTED := memlab tests benchmarks scripts
+LINTED := memlab tests benchmarks studies scripts
 # Where `make test` records each step's seconds and the tests' durations (.ci/run reports them).
 REPORT := .pytest_cache/ci
 PYTEST := $(PY) -m pytest -n auto --dist loadfile --durations=10 --junitxml=$(REPORT)/junit.xml

@@ -136,7 +136,7 @@ def memlab_version() -> str:
 
 
 # ------------------------------------------------------------------ studied systems
-# The label of memlab-best-chunk's chunk-as-unit system (``memlab.presets.CHUNK_AS_UNIT``:
+# The label of memlab-best-chunk's chunk-as-unit system (``memlab.pipeline.presets.CHUNK_AS_UNIT``:
 # no best-line step, min_score 0): the system the chunk-level studies tuned and measured
 # their documented figures with (docs/quality.md), before the preset ranked chunks by
 # their best line.
@@ -147,7 +147,7 @@ def chunk_as_unit(**overrides: Any) -> Pipeline:
     """``memlab_best_chunk`` with ``CHUNK_AS_UNIT`` (each chunk scored as one unit), named
     ``CHUNK_UNIT_NAME``; ``overrides`` win over both, so a grid point may set its own
     ``min_score`` (passing it beside ``**CHUNK_AS_UNIT`` would be a duplicate keyword)."""
-    from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk
+    from memlab.pipeline.presets import CHUNK_AS_UNIT, memlab_best_chunk
 
     return memlab_best_chunk(**{"name": CHUNK_UNIT_NAME, **CHUNK_AS_UNIT, **overrides})
 
@@ -298,10 +298,10 @@ def random_lab_candidates(
     """
     import pandas as pd
 
-    from memlab.candidates import CandidateSet, merge_row, pad_rows
     from memlab.eval.lab import LabCandidates
     from memlab.eval.relevance import candidate_coverage, span_table
-    from memlab.fusion import bm25_rank_to_score
+    from memlab.retrieval.candidates import CandidateSet, merge_row, pad_rows
+    from memlab.retrieval.fusion import bm25_rank_to_score
     from memlab.store import ChunkTable
 
     rng = np.random.default_rng(seed)

@@ -57,7 +57,7 @@ def measure(n_chunks: int, nq: int, embedder: str = "hashing") -> dict[str, Any]
     (384-d, fast: the cost of the index itself) or ``"local"`` (all-MiniLM-L6-v2: what
     embedding every line costs)."""
     from memlab.embed import HashingEmbedder, resolve_embedder
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from memlab.store import MemoryIndex
     from memlab.tools import memory_search
 

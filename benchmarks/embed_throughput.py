@@ -202,7 +202,7 @@ def locomo(path: str) -> dict[str, Any]:
     from memlab.datasets.locomo import load_locomo
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = load_locomo(path)
     tops: dict[str, dict[str, list[tuple[str, int]]]] = {}

@@ -186,7 +186,7 @@ def make_index(ws: Path, db: Path) -> Any:
 def answer_problems(ws: Path, db: Path) -> list[str]:
     """Open the index as a reader and search it: a stored token must be found by the
     keyword leg, the vector leg must answer, and ``memory_search`` must not fail."""
-    from memlab.textquery import build_fts_query
+    from memlab.retrieval.textquery import build_fts_query
     from memlab.tools import memory_search
 
     problems: list[str] = []

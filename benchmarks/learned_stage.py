@@ -42,7 +42,7 @@ def main() -> int:
     args = ap.parse_args()
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
     from memlab.stages import learned
     from memlab.store import MemoryIndex
 

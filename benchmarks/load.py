@@ -65,8 +65,8 @@ def big_log_run(workdir: str | Path, megabytes: float = 50, embedder: str = "has
     resident set, including the interpreter and imports: compare with
     ``rss_before_mb``, taken after the imports and the embedder's warm-up).
     """
+    from memlab.retrieval.textquery import build_fts_query
     from memlab.store import MemoryIndex
-    from memlab.textquery import build_fts_query
 
     root = Path(workdir)
     ws = root / "ws"
@@ -145,7 +145,7 @@ from pathlib import Path
 sys.path.insert(0, {bench!r})
 from load import _embedder
 from memlab.store import MemoryIndex
-from memlab.watch import watch
+from memlab.files.watch import watch
 ws, db, every, seconds = Path({ws!r}), Path({db!r}), {every!r}, {seconds!r}
 idx = MemoryIndex(ws, db_path=db, embedder=_embedder({embedder!r}), progress=False)
 stop = threading.Event()
@@ -194,8 +194,8 @@ def load_run(
     latency percentiles (ms), errors (exceptions or ``memory_search`` error payloads),
     the achieved rate, and how many appended lines a final search cannot find.
     """
+    from memlab.retrieval.textquery import build_fts_query
     from memlab.store import MemoryIndex
-    from memlab.textquery import build_fts_query
     from memlab.tools import memory_search
 
     root = Path(workdir)

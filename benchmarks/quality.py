@@ -49,7 +49,7 @@ from benchmarks._common import (
     print_table,
     report,
 )
-from memlab.vocab import SYNTH_DEFAULT_MIX
+from memlab.config.vocab import SYNTH_DEFAULT_MIX
 
 METRICS = ("recall@6", "recall@10", "ndcg@10", "mrr")
 BASELINE = REPO / "benchmarks" / "baseline.json"
@@ -185,7 +185,7 @@ def evaluate(
     with ``every_category`` (``--categories all``)."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.presets import PRESETS, preset
+    from memlab.pipeline.presets import PRESETS, preset
 
     names = list(presets or PRESETS)
 

@@ -116,7 +116,7 @@ def child(mode: str, kind: str, out: Path, work: Path) -> None:
     """One cold evaluation in this process; its figures as JSON into ``out``."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = dataset(kind, work)
     systems = [preset(s) for s in SYSTEMS]

@@ -14,7 +14,7 @@ Per size (each in a fresh process):
   the best read bandwidth measured in this run (a numpy sum over the matrix,
   on one and on two threads).
 - ``memlab exact``: OpenClaw's search as memlab runs it with the exact
-  ``memlab.vectors`` engine (``retrieve`` — FTS5 AND query + exact vector
+  ``memlab.retrieval.vectors`` engine (``retrieve`` — FTS5 AND query + exact vector
   top-24 — then ``Pipeline.rank``: weighted-sum fusion and selection).
 - ``memlab ivf``: the same with a ``FaissIVF`` engine whose ``nprobe`` is the
   smallest reaching recall@10 ≥ 0.98 against the exact engine.
@@ -175,7 +175,7 @@ class OpenClawPath:
         ).fetchall()
 
     def search(self, fts: str | None, qv: np.ndarray) -> list[tuple[str, float]]:
-        from memlab.fusion import bm25_rank_to_score
+        from memlab.retrieval.fusion import bm25_rank_to_score
 
         merged: dict[str, float] = {}
         for r in self.vector(qv):
@@ -231,11 +231,11 @@ def bandwidth(v: np.ndarray, repeats: int) -> dict[str, Any]:
 
 
 def worker_latency(n: int, nq: int, repeats: int, quick: bool) -> dict[str, Any]:
-    from memlab import candidates
-    from memlab.candidates import retrieve
-    from memlab.presets import openclaw
-    from memlab.textquery import build_fts_query
-    from memlab.vectors import (
+    from memlab.pipeline.presets import openclaw
+    from memlab.retrieval import candidates
+    from memlab.retrieval.candidates import retrieve
+    from memlab.retrieval.textquery import build_fts_query
+    from memlab.retrieval.vectors import (
         FaissHNSW,
         FaissIVF,
         QuantizedScan,
@@ -394,9 +394,9 @@ def worker_rss(n: int) -> dict[str, Any]:
     """Peak RSS of a process that opens the index and serves 20 exact hybrid searches."""
     import sqlite3
 
-    from memlab.candidates import retrieve
-    from memlab.presets import openclaw
-    from memlab.vectors import make_engine
+    from memlab.pipeline.presets import openclaw
+    from memlab.retrieval.candidates import retrieve
+    from memlab.retrieval.vectors import make_engine
 
     base = rss_mb()
     idx, _ = open_index(n)

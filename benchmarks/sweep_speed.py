@@ -52,14 +52,14 @@ METRIC = "ndcg@10"
 
 
 def wsum_base() -> Any:
-    from memlab.presets import openclaw
+    from memlab.pipeline.presets import openclaw
 
     # Rank every candidate: no threshold, 10 results, 50 per leg (10 × 5).
     return openclaw(name="wsum", min_score=0.0, max_results=10, candidate_multiplier=5.0)
 
 
 def rrf_base() -> Any:
-    from memlab.presets import rrf_preset
+    from memlab.pipeline.presets import rrf_preset
 
     return rrf_preset(name="rrf", max_results=10, candidate_multiplier=5.0)
 

@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from memlab.chunking.release import chunk_markdown  # noqa: E402
-from memlab.rerank import snippet as make_snippet  # noqa: E402
+from memlab.retrieval.rerank import snippet as make_snippet  # noqa: E402
 from memlab.tools.release import read_window  # noqa: E402
 
 OUT = REPO / "datasets" / "example-agent"

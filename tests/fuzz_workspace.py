@@ -149,9 +149,9 @@ def check_workspace(spec: dict[str, Any]) -> None:
     import warnings
 
     from memlab.embed import HashingEmbedder
+    from memlab.files.workspace import MemoryFileError, read_memory_file
     from memlab.store import MemoryIndex
     from memlab.tools import memory_get, memory_search
-    from memlab.workspace import MemoryFileError, read_memory_file
 
     root = Path(tempfile.mkdtemp(prefix="memlab-fuzz-"))
     try:

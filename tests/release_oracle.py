@@ -33,7 +33,7 @@ from memlab.openclaw_current.ranking import (
     project_excluded,
     project_multiplier,
 )
-from memlab.rerank import snippet
+from memlab.retrieval.rerank import snippet
 
 VECTOR_WEIGHT = 0.7
 TEXT_WEIGHT = 0.3

@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memlab.candidates import retrieve
 from memlab.chunking import ChunkerConfig
 from memlab.datasets.base import Dataset
 from memlab.embed import HashingEmbedder
 from memlab.eval.lab import Lab
-from memlab.presets import PRESETS, preset
+from memlab.pipeline.presets import PRESETS, preset
+from memlab.retrieval.candidates import retrieve
 from memlab.stages.best_line import line_arrays, line_scores_key
 from memlab.store import MemoryIndex
 from memlab.store.asof import check_cutoffs, unit_time, unit_times, visible_rows

@@ -1,4 +1,4 @@
-"""benchmarks/studies/bm25_params.py: FTS5's BM25 recomputed with other k1 and b."""
+"""studies/bm25_params.py: FTS5's BM25 recomputed with other k1 and b."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.studies.bm25_params import (  # noqa: E402
+from studies.bm25_params import (  # noqa: E402
     FTS5_POINT,
     IDF_FLOOR,
     bm25_scores,
@@ -46,7 +46,7 @@ def test_the_recomputation_is_fts5s_own_bm25_at_its_point(
     # fixture has several indexes (table segments), the synthetic corpus many matches.
     from memlab.embed import HashingEmbedder
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = small_dataset(source, beam_dir, tmp_path)
     lab = Lab(ds, embedder=HashingEmbedder(dimensions=64), unit="turn", progress=None)
@@ -80,7 +80,7 @@ def test_keyword_inputs_refuse_an_and_query_and_a_cut_leg(
 ) -> None:
     from memlab.datasets.beam import load_beam
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     lab = Lab(load_beam(beam_dir, tmp_path / "out"), embedder=None, unit="turn", progress=None)
     with pytest.raises(ValueError, match="keyword_mode='and'"):

@@ -1,4 +1,4 @@
-"""benchmarks/studies/chunk_lines.py: chunks scored by their best line (MaxP), the orderings, and the
+"""studies/chunk_lines.py: chunks scored by their best line (MaxP), the orderings, and the
 engine preset's row against the study's."""
 
 from __future__ import annotations
@@ -16,9 +16,15 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import benchmarks.studies.chunk_lines as cl  # noqa: E402
+import studies.chunk_lines as cl  # noqa: E402
 from benchmarks._common import CHUNK_UNIT_NAME  # noqa: E402
-from benchmarks.studies.chunk_lines import (  # noqa: E402
+from memlab.retrieval.fusion import normalize  # noqa: E402
+from memlab.stages.best_line import (  # noqa: E402
+    best_line_scores,
+    held_line_codes,
+    novel_line_order,
+)
+from studies.chunk_lines import (  # noqa: E402
     CHOICES_BY_SIMPLICITY,
     PRESET_ROW,
     STUDY_ROW,
@@ -31,13 +37,7 @@ from benchmarks.studies.chunk_lines import (  # noqa: E402
     second_line_scores,
     study,
 )
-from benchmarks.studies.shared import choose_simplest  # noqa: E402
-from memlab.fusion import normalize  # noqa: E402
-from memlab.stages.best_line import (  # noqa: E402
-    best_line_scores,
-    held_line_codes,
-    novel_line_order,
-)
+from studies.shared import choose_simplest  # noqa: E402
 from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
 
 
@@ -334,7 +334,7 @@ def test_missed_evidence_counts_the_spans_recall_at_k_leaves_out(
 ) -> None:
     from memlab.embed import HashingEmbedder
     from memlab.eval.evidence import evidence_ranks
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = small_dataset(source, beam_dir, tmp_path)
     turn, chunk = cl.labs(ds, HashingEmbedder(dimensions=64))

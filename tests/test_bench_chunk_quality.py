@@ -1,4 +1,4 @@
-"""benchmarks/studies/chunk_quality.py: the MaxSim rescoring of a lab's cached candidates and the
+"""studies/chunk_quality.py: the MaxSim rescoring of a lab's cached candidates and the
 joint grid's points."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.studies.chunk_quality import JOINT_GRID, at_point, joint_points, maxsim_scores  # noqa: E402
-from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk  # noqa: E402
+from memlab.pipeline.presets import CHUNK_AS_UNIT, memlab_best_chunk  # noqa: E402
+from studies.chunk_quality import JOINT_GRID, at_point, joint_points, maxsim_scores  # noqa: E402
 
 # Unit vectors in 3-d, one per window text; the query vector is e1.
 VECS = {

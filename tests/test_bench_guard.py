@@ -246,7 +246,7 @@ def _best_of(fn, n: int) -> float:
 
 def test_fast_sweep_beats_per_setting_loop() -> None:
     from memlab.eval.fastsweep import score_settings
-    from memlab.presets import openclaw
+    from memlab.pipeline.presets import openclaw
 
     lc = random_lab_candidates(300, 50, seed=1)
     base = openclaw(min_score=0.0, max_results=10, candidate_multiplier=5.0)
@@ -267,7 +267,7 @@ def test_fast_sweep_beats_per_setting_loop() -> None:
 
 @pytest.mark.slow
 def test_exact_scan_reads_at_memory_speed() -> None:
-    from memlab.vectors import make_engine
+    from memlab.retrieval.vectors import make_engine
 
     rng = np.random.default_rng(0)
     v = rng.standard_normal((150_000, 384), dtype=np.float32)

@@ -1,4 +1,4 @@
-"""CI guards for issue 16's benchmarks: the --quick modes of cold_search.py, mcp_latency.py
+"""CI guards for the serving benchmarks: the --quick modes of cold_search.py, mcp_latency.py
 and mcp_load.py, run as scripts (as a user runs them), asserting ratios measured in the
 same run and correctness — never an absolute time.
 
@@ -24,7 +24,7 @@ MIN_COLD_TORCH_OVER_ONNX = 3.0
 # A warm server call's p50 measured 2.1x the query embedding alone at 10k chunks (protocol,
 # both legs and the ranking on top); re-syncing or re-loading anything per call would be 10x+.
 MAX_CALL_OVER_EMBED = 12.0
-# Modules the onnx query path and `import memlab` must not load (issue 16, item 2).
+# Modules the onnx query path and `import memlab` must not load.
 TORCH_STACK = {"torch", "sentence_transformers", "transformers", "sklearn"}
 # Characters of a failed script's stderr kept from each end in the assertion message.
 STDERR_KEEP = 3000

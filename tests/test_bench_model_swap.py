@@ -1,4 +1,4 @@
-"""benchmarks/studies/model_swap.py: the weight points, the tune choice and the summary table."""
+"""studies/model_swap.py: the weight points, the tune choice and the summary table."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks._common import CHUNK_UNIT_NAME  # noqa: E402
-from benchmarks.studies.model_swap import (  # noqa: E402
+from memlab.eval.significance import paired_ttest  # noqa: E402
+from memlab.pipeline.presets import CHUNK_AS_UNIT, memlab_best_chunk  # noqa: E402
+from studies.model_swap import (  # noqa: E402
     choose_weight,
     per_query,
     summarise,
     systems,
     weight_points,
 )
-from memlab.eval.significance import paired_ttest  # noqa: E402
-from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk  # noqa: E402
 from tests.test_beam import beam_dir  # noqa: E402, F401  (a fixture)
 
 
@@ -173,7 +173,7 @@ def test_bad_arguments_are_refused_before_any_data_is_read(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
-    import benchmarks.studies.model_swap as ms
+    import studies.model_swap as ms
 
     def no_data() -> None:
         raise AssertionError("a data set was loaded")

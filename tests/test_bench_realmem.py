@@ -1,4 +1,4 @@
-"""benchmarks/studies/realmem_quality.py: one command, on the hand-made RealMem fixture."""
+"""studies/realmem_quality.py: one command, on the hand-made RealMem fixture."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REPO
 
-SCRIPT = REPO / "benchmarks" / "studies" / "realmem_quality.py"
+SCRIPT = REPO / "studies" / "realmem_quality.py"
 FIXTURE = REPO / "tests" / "data" / "realmem"
 
 

@@ -22,7 +22,7 @@ from memlab.chunking import ChunkerConfig
 from memlab.embed import EmbeddingError, HashingEmbedder
 from memlab.pipeline import Pipeline
 from memlab.pipeline.explain import explain
-from memlab.presets import CHUNK_AS_UNIT, memlab_best_chunk, preset
+from memlab.pipeline.presets import CHUNK_AS_UNIT, memlab_best_chunk, preset
 from memlab.stages.best_line import (
     best_line_scores,
     held_line_codes,

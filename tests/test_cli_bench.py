@@ -58,13 +58,14 @@ def run_installed(
 
 def fake_checkout(root: Path, names: list[str], studies: tuple[str, ...] = ()) -> Path:
     """A folder that is a checkout to ``memlab bench``: ``benchmarks/_common.py`` and a
-    ``FAKE_SCRIPT`` per name (``studies``: under ``benchmarks/studies/``)."""
-    (root / "benchmarks" / "studies").mkdir(parents=True)
+    ``FAKE_SCRIPT`` per name (``studies``: under ``studies/``)."""
+    (root / "benchmarks").mkdir(parents=True)
+    (root / "studies").mkdir(parents=True)
     (root / "benchmarks" / "_common.py").write_text("")
     for n in names:
         (root / "benchmarks" / f"{n}.py").write_text(FAKE_SCRIPT)
     for n in studies:
-        (root / "benchmarks" / "studies" / f"{n}.py").write_text(FAKE_SCRIPT)
+        (root / "studies" / f"{n}.py").write_text(FAKE_SCRIPT)
     return root
 
 
@@ -93,10 +94,10 @@ def test_without_a_checkout_one_benchmark_gets_its_own_commands(
     assert r.returncode == 2
     assert f"{bench.CHECKOUT_ENV}=/path/to/checkout memlab bench sweep_speed\n" in r.stderr
     assert "python benchmarks/sweep_speed.py\n" in r.stderr
-    # a study's script is under benchmarks/studies/
+    # a study's script is under studies/
     r = run_installed(installed, tmp_path, "bench", "chunk_lines")
     assert r.returncode == 2
-    assert "python benchmarks/studies/chunk_lines.py" in r.stderr
+    assert "python studies/chunk_lines.py" in r.stderr
 
 
 def test_help_needs_no_checkout(installed: Path, tmp_path: Path) -> None:
@@ -165,9 +166,7 @@ def test_in_the_repository_the_checkout_is_found_above_the_package(
     assert checkout == REPO
     assert looked[-1] == f"{REPO} (above the memlab package)"
     assert bench.script_path(REPO, "sweep_speed") == REPO / "benchmarks" / "sweep_speed.py"
-    assert bench.script_path(REPO, "chunk_lines") == (
-        REPO / "benchmarks" / "studies" / "chunk_lines.py"
-    )
+    assert bench.script_path(REPO, "chunk_lines") == (REPO / "studies" / "chunk_lines.py")
     assert bench.script_path(REPO, "nope") is None
 
 

@@ -22,10 +22,10 @@ import pytest
 
 from benchmarks import kill_loop
 from memlab.embed import HashingEmbedder
+from memlab.files.watch import watch
+from memlab.retrieval.textquery import build_fts_query
 from memlab.store import MemoryIndex
-from memlab.textquery import build_fts_query
 from memlab.tools import memory_search
-from memlab.watch import watch
 from tests.conftest import write
 
 TODAY = "memory/2026-06-01.md"

@@ -10,7 +10,7 @@ from memlab.config import (
     load_openclaw_config,
     provider_problem,
 )
-from memlab.presets import from_config
+from memlab.pipeline.presets import from_config
 
 
 def test_defaults_match_spec() -> None:
@@ -202,7 +202,7 @@ def test_index_options_is_the_one_config_to_index_translation() -> None:
     opts = index_options(cfg)
     assert isinstance(opts.pop("embedder"), HashingEmbedder)
     assert opts == {
-        # store.path is OpenClaw's own database: never memlab's index (issue 13, item 5)
+        # store.path is OpenClaw's own database: never memlab's index
         "db_path": None,
         "chunker": ChunkerConfig("openclaw", 200, 20),
         "extra_paths": ["notes"],

@@ -16,10 +16,10 @@ import pytest
 from memlab.chunking import ChunkerConfig
 from memlab.chunking.annotations import INVALID_PROJECT_KEY
 from memlab.eval.merge import merge_tables
+from memlab.files.workspace import discover_memory_files
 from memlab.openclaw_current import chunk_markdown, list_memory_files, parse_annotations
 from memlab.pipeline import Pipeline
 from memlab.store import MemoryIndex
-from memlab.workspace import discover_memory_files
 from tests.conftest import CountingEmbedder, write
 
 CURRENT = "openclaw-2026.9"

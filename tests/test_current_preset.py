@@ -21,7 +21,7 @@ from memlab.openclaw_current import (
     importance_multiplier,
 )
 from memlab.pipeline.explain import explain
-from memlab.presets import PRESETS, preset
+from memlab.pipeline.presets import PRESETS, preset
 from memlab.store import MemoryIndex
 from tests.release_oracle import rank_hits
 

@@ -1,10 +1,8 @@
 """Every system answers a degenerate workspace or query with results (maybe none), never
-a crash (issue 29, item 2).
+a crash.
 
-``memlab search EMPTY anything --preset memlab-best`` used to print "zero-size array to
-reduction operation minimum which has no identity" and exit 2: a query with no candidate
-is a score row of width 0, which the z-score normalisation reduced without an initial
-value. The property test runs every preset, and a system switching on each stage, over
+A query with no candidate is a score row of width 0, which every reduction (the z-score
+normalisation's minimum, say) must take without an initial value failing. The property test runs every preset, and a system switching on each stage, over
 every degenerate case (an empty workspace, one file of one line, only undecodable files,
 one chunk, identical chunks, an empty keyword leg, an empty vector leg), with queries and
 limits drawn by Hypothesis.
@@ -24,15 +22,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memlab.config.vocab import NORMALIZATIONS
 from memlab.embed import HashingEmbedder
-from memlab.fusion import FUSIONS, fuse, normalize
 from memlab.pipeline import Pipeline
 from memlab.pipeline.explain import explain
-from memlab.presets import PRESETS, memlab_learned, preset
+from memlab.pipeline.presets import PRESETS, memlab_learned, preset
+from memlab.retrieval.fusion import FUSIONS, fuse, normalize
 from memlab.stages import STAGES
 from memlab.store import MemoryIndex
 from memlab.tools import memory_search, search_with_fallback
-from memlab.vocab import NORMALIZATIONS
 from tests.conftest import cli
 
 REPO = Path(__file__).resolve().parents[1]

@@ -148,7 +148,7 @@ def test_real_persona_rows_match_the_saved_experiment(demo_run: dict) -> None:
 
 
 def test_conclusion_says_what_both_support_and_why_they_disagree() -> None:
-    from memlab.demo_real import conclusion
+    from memlab.demo.real import conclusion
 
     def part(tuned_ci, best_ci, vector, bm25, w):
         return {
@@ -295,7 +295,7 @@ def test_tie_summary_names_the_tied_range(tmp_path: Path) -> None:
     from memlab.demo import tuning_summary
     from memlab.eval.lab import Lab
     from memlab.eval.sweep import split_queries, sweep
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = generate(SynthConfig(days=10, notes_per_day=5, queries_per_type=5, seed=1), tmp_path / "c")
     lab = Lab(ds, embedder="hashing", index_dir=tmp_path / "i", progress=False)

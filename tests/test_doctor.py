@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from memlab import doctor
 from memlab.cli import main
-from memlab.vocab import DOCTOR_CRASH_STEPS
+from memlab.config.vocab import DOCTOR_CRASH_STEPS
+from memlab.files import doctor
 
 CANON = b"# Memory\n\n- the gateway runs on hopper\n"
 LEGACY = "\ufeff\n# old notes\n\n- VLAN 42 is the lab network\n\n\n".encode()

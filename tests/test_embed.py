@@ -334,7 +334,7 @@ def test_resolve_choices(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     assert resolve_embedder("Hashing", model="hashing-64").dimensions == 64
     assert resolve_embedder("none") is None
     local = resolve_embedder("local")
-    # The default backend is onnx (memlab.vocab.DEFAULT_LOCAL_BACKEND); torch on request.
+    # The default backend is onnx (memlab.config.vocab.DEFAULT_LOCAL_BACKEND); torch on request.
     assert isinstance(local, OnnxEmbedder) and not local.loaded
     torch_path = resolve_embedder("local", backend="torch")
     assert isinstance(torch_path, SentenceTransformerEmbedder) and not torch_path.loaded

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memlab.config.vocab import LOCAL_BACKENDS
 from memlab.embed import SentenceTransformerEmbedder, resolve_embedder
 from memlab.embed.onnx import OnnxEmbedder, onnx_model_file
 from memlab.embed.onnxint8 import QUANT_RECIPE, quantized_model_file
-from memlab.vocab import LOCAL_BACKENDS
 
 # Lengths from 1 to ~400 word pieces, in no order: several batches of 3 mix them.
 MIXED = [

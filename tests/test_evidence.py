@@ -15,7 +15,7 @@ from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
 from memlab.eval.evidence import RANK_EDGES, evidence_ranks, rank_shares
 from memlab.eval.lab import Lab
-from memlab.presets import preset
+from memlab.pipeline.presets import preset
 
 BINS = ["1-5", "6-10", "11-20", "21-50", "51-200", ">200", "dropped", "not retrieved"]
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from memlab.config.load import ExportRefused, config_system, export_config, load_search_config
 from memlab.config.preset_file import parse_preset_file, preset_file_data
-from memlab.presets import PRESETS, memlab_learned, preset
+from memlab.pipeline.presets import PRESETS, memlab_learned, preset
 from tests.conftest import cli, write
 
 HASHING = {"provider": "hashing", "model": "hashing-64"}

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memlab.candidates import CandidateSet, merge_row, pad_rows
 from memlab.eval.fastsweep import fast_path_reason, rank_settings, score_settings, skyline_keep
 from memlab.eval.sweep import sweep
 from memlab.pipeline import Pipeline
-from memlab.presets import openclaw, openclaw_latest, preset, rrf_preset
+from memlab.pipeline.presets import openclaw, openclaw_latest, preset, rrf_preset
+from memlab.retrieval.candidates import CandidateSet, merge_row, pad_rows
 from memlab.stages.selection import select_rows
 from memlab.store import ChunkTable
 

@@ -158,7 +158,7 @@ def test_file_hits_score_files_against_evidence_files() -> None:
 def test_recency_and_random_orders(tmp_path) -> None:
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from memlab.stages.prior import random_key
     from memlab.store import MemoryIndex
     from tests.conftest import write
@@ -215,7 +215,7 @@ def test_file_level_lab_sweep_and_experiment_agree(tmp_path) -> None:
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.eval.sweep import sweep
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from tests.conftest import REPO
 
     ds = load_realmem(REPO / "tests" / "data" / "realmem", tmp_path / "rm")

@@ -1,4 +1,4 @@
-"""scripts/fit_learned.py: which base the learned model corrects."""
+"""studies/fit_learned.py: which base the learned model corrects."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO / "scripts") not in sys.path:
-    sys.path.insert(0, str(REPO / "scripts"))
+if str(REPO / "studies") not in sys.path:
+    sys.path.insert(0, str(REPO / "studies"))
 
 import fit_learned  # noqa: E402
 
 import memlab.stages.learned as learned  # noqa: E402
-from memlab.presets import memlab_best, memlab_learned  # noqa: E402
+from memlab.pipeline.presets import memlab_best, memlab_learned  # noqa: E402
 
 
 def test_the_pinned_base_is_the_engines_and_today_is_the_preset() -> None:
@@ -55,5 +55,5 @@ def test_write_puts_the_model_in_the_data_file_never_in_source(
     assert learned.load_model(out) == model
     about = json.loads(out.read_text())
     assert about["config"] == "pairwise prior+adaptive C=0.01"
-    assert about["command"].endswith("scripts/fit_learned.py --write")
+    assert about["command"].endswith("studies/fit_learned.py --write")
     assert Path(learned.__file__).read_text() == source

@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from memlab.config.vocab import FLUSH_MEMORIES, FLUSH_POLICIES
 from memlab.datasets.base import Dataset
 from memlab.flush import FlushConfig, flush_study, flush_threshold, should_flush
 from memlab.flush.config import flush_config_from_openclaw, load_flush_config, parse_byte_size
 from memlab.flush.lifecycle import simulate
 from memlab.flush.policies import POLICIES, Note, first_sentence
 from memlab.flush.transcript import read_conversations, turn_tokens
-from memlab.vocab import FLUSH_MEMORIES, FLUSH_POLICIES
 
 MIB2 = 2 * 1024 * 1024
 
@@ -204,7 +204,7 @@ def test_every_note_keeps_its_provenance(tmp_path: Path):
 def test_relevance_carries_over_and_the_lab_evaluates_it(tmp_path: Path):
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = make_dataset(tmp_path / "src")
     fw = flush_study(ds, small(), "oracle", out_dir=tmp_path / "out", layout="session")

@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from memlab.fusion import (
+from memlab.retrieval.fusion import (
     FUSIONS,
     NORMALIZATIONS,
     bm25_rank_to_score,

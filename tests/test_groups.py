@@ -59,7 +59,7 @@ def test_experiment_and_sweep_spread_equal_their_per_query_means(two_groups: Pat
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.eval.sweep import sweep
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = load_folder(two_groups)
     lab = Lab(ds, embedder="hashing", unit="turn", index_dir=two_groups / "idx")
@@ -92,7 +92,7 @@ def test_one_group_prints_no_spread(two_groups: Path) -> None:
     from memlab.datasets.base import load_folder
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = load_folder(two_groups / "c0")
     lab = Lab(ds, embedder="hashing", unit="turn", index_dir=two_groups / "idx0")

@@ -20,15 +20,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.embed import HashingEmbedder
-from memlab.store import MemoryIndex
-from memlab.textquery import build_fts_query
-from memlab.tools import memory_get, memory_search
-from memlab.workspace import (
+from memlab.files.workspace import (
     MemoryFileError,
     decode_memory_text,
     discover_memory_files,
     read_memory_file,
 )
+from memlab.retrieval.textquery import build_fts_query
+from memlab.store import MemoryIndex
+from memlab.tools import memory_get, memory_search
 from tests.conftest import write
 
 SECRET = "SECRET-7f3a9"

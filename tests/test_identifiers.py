@@ -1,4 +1,4 @@
-"""Identifiers never sink (issue 33, part 1): the identifier rule, the keyword leg's floor,
+"""Identifiers never sink: the identifier rule, the keyword leg's floor,
 the identifier tier, and the recommended presets finding a bare identifier at rank 1."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memlab.fusion import NORMALIZATIONS, floor_value, normalize
-from memlab.presets import preset
-from memlab.textquery import holds_identifier, identifier_terms
+from memlab.pipeline.presets import preset
+from memlab.retrieval.fusion import NORMALIZATIONS, floor_value, normalize
+from memlab.retrieval.textquery import holds_identifier, identifier_terms
 from tests.conftest import cli
 
 # ----------------------------------------------------------------- what an identifier is

@@ -12,8 +12,8 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from memlab.chunking import ChunkerConfig
+from memlab.retrieval.textquery import build_fts_query
 from memlab.store import IndexLockedError, MemoryIndex, chunk_id
-from memlab.textquery import build_fts_query
 from tests.conftest import CountingEmbedder, write
 
 
@@ -192,7 +192,7 @@ def test_vector_search_engines_agree(small_workspace: Path, hashing) -> None:
     bpos, bsc = idx.vector_search(bad, 3)
     assert list(bpos[0]) == list(pos[0]) and (bpos[1] == -1).all() and np.isnan(bsc[1]).all()
     # An engine built over other vectors is refused.
-    from memlab.vectors import make_engine
+    from memlab.retrieval.vectors import make_engine
 
     with pytest.raises(ValueError, match=r"build it over index\.table\.vectors"):
         idx.set_vector_engine(make_engine("numpy", idx.table.vectors[:-1]))

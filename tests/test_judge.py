@@ -233,7 +233,7 @@ def test_the_pool_holds_each_presets_top_k_and_the_shown_hits_as_of_the_cutoff(
     from memlab.eval.judge import build_pool
     from memlab.eval.judge.pool import shown_results
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from memlab.store.asof import unit_time
 
     ds = load_folder(example)
@@ -274,7 +274,7 @@ def test_memlab_judge_on_a_harvested_folder_resumes_and_finishes(
     from memlab.datasets.base import load_folder
     from memlab.eval.judge import build_pool
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     lab = Lab(load_folder(folder), embedder="hashing", cache_vectors=True)
     pool = build_pool(lab, [preset("wsum"), preset("openclaw")], 10, shown=folder / "shown.trec")

@@ -17,7 +17,7 @@ from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
 from memlab.eval.metrics import evaluate
 from memlab.eval.sweep import kfold, parse_range, split_queries, sweep
-from memlab.presets import preset
+from memlab.pipeline.presets import preset
 from tests.conftest import write
 
 METRICS = ["recall@6", "ndcg@10", "mrr", "recall@10"]

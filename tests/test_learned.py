@@ -15,7 +15,7 @@ import memlab.stages.learned as learned
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
 from memlab.eval import ltr
-from memlab.presets import memlab_best, memlab_learned
+from memlab.pipeline.presets import memlab_best, memlab_learned
 from memlab.stages.context import neighbor_positions
 from memlab.store import MemoryIndex
 from tests.conftest import REPO, write
@@ -214,7 +214,7 @@ def test_the_candidate_preset_carries_the_fitted_model(cs) -> None:
 
 def test_the_stage_is_declared_whatever_a_process_imported() -> None:
     """Every pipeline has ``learned_model`` from the first import of the engine on: the
-    stage is built in (off by default), not registered by importing its module (issue 31)."""
+    stage is built in (off by default), not registered by importing its module."""
     code = (
         "import sys; from memlab.pipeline import Pipeline; from memlab.stages import STAGES; "
         "p = Pipeline(); "

@@ -281,7 +281,7 @@ def test_memlab_best_reads_its_files_as_user_assistant_conversations(lme) -> Non
     # from the files' speaker labels, so a LongMemEval workspace must read as a
     # user-assistant conversation (the "[S3:2] User:" prefix included).
     from memlab.eval.lab import Lab
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
     from memlab.stages.shape import conversation_files, user_assistant_files
 
     lc = Lab(lme, embedder="hashing", unit="turn", progress=False).candidates_for_system(

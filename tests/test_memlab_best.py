@@ -17,7 +17,13 @@ from memlab.eval.fastsweep import fast_path_reason
 from memlab.eval.lab import Lab
 from memlab.eval.sweep import sweep
 from memlab.pipeline import Pipeline
-from memlab.presets import PRESETS, TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk, preset
+from memlab.pipeline.presets import (
+    PRESETS,
+    TURN_CONTEXT_OFF,
+    memlab_best,
+    memlab_best_chunk,
+    preset,
+)
 from memlab.stages.context import heading_chunks, neighbor_positions, neighbor_scores
 from memlab.store import ChunkTable, MemoryIndex
 from tests.conftest import line_index

@@ -195,7 +195,7 @@ def ws(tmp_path: Path, private_home: Path) -> Path:
 
 
 def needs_current() -> None:
-    from memlab.presets import PRESETS
+    from memlab.pipeline.presets import PRESETS
 
     # registered: a missing preset is a failure, not a skip
     assert "openclaw-current" in PRESETS

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from memlab.chunking import ChunkerConfig
+from memlab.files.workspace import discover_memory_files
 from memlab.openclaw_current import chunk_markdown, list_memory_files
-from memlab.workspace import discover_memory_files
 from tests.conftest import cli, write
 
 CURRENT = "openclaw-2026.9"
@@ -68,11 +68,13 @@ def test_patterned_extra_path_reaches_discovery(ws: Path, tmp_path: Path) -> Non
     assert "notes/sub/a.md" in files and "notes/sub/deep/b.md" in files
     assert "notes/top.md" not in files and "notes/sub/c.txt" not in files  # the pattern
     assert "more/extra.md" in files  # a string extra walks its folder as before
-    # the 2026-04 rule knows no patterns: the entry is its path, the whole folder walked
+    # the 2026-04 rule walks the entry's folder (its own discovery order) and keeps what
+    # the pattern matches, as a QMD collection's files (memlab.store.filerules)
     rule, files = indexed_files(str(ws), "--config", str(cfg), "--memory-files", OLD)
     assert rule == OLD
-    assert files == [f.path for f in discover_memory_files(ws, ["notes", "more"])]
-    assert "notes/top.md" in files
+    walked = [f.path for f in discover_memory_files(ws, ["notes", "more"])]
+    assert files == [f for f in walked if f != "notes/top.md"]
+    assert "notes/sub/a.md" in files and "more/extra.md" in files
 
 
 def test_patterned_and_plain_entries_are_distinct_index_identities(ws: Path) -> None:

@@ -20,9 +20,9 @@ from memlab.openclaw_current.mmr import (
     mmr_tokens_fast,
 )
 from memlab.openclaw_current.ranking import keyword_boost, mmr_rerank, mmr_tokenize, word_runs
-from memlab.rerank import snippet
+from memlab.retrieval.rerank import snippet
+from memlab.retrieval.textquery import utf16_len
 from memlab.stages.current import current_mmr_perm
-from memlab.textquery import utf16_len
 
 WORDS = ["router", "vlan", "Port", "a_1", "我", "喜欢", "你好", "サーバー", "서버", "Да", "x"]
 TEXT = st.one_of(

@@ -1,4 +1,4 @@
-"""Gaps of issue 15 found by a completeness review against ``openclaw-current.md``: the API
+"""Gaps found by a completeness review against ``openclaw-current.md``: the API
 names and signatures the issue lists, spec rules no other test asserted (chunk hash, ``~``
 in extra paths, the expansion skip rule, a tier hit's visible score, trigger recall's
 threshold, limit, context bound and candidate gathering), docs/presets.md's per-release
@@ -27,8 +27,8 @@ from memlab.openclaw_current.triggers import (
     trigger_matches,
     workspace_trigger_entries,
 )
-from memlab.presets import preset
-from memlab.textquery import utf16_len
+from memlab.pipeline.presets import preset
+from memlab.retrieval.textquery import utf16_len
 from tests import release_oracle
 from tests.conftest import cli
 
@@ -61,7 +61,7 @@ API = {
 }  # fmt: skip
 
 
-# The release's whole ranking per hit is a test oracle since the stage redesign (issue 31),
+# The release's whole ranking per hit is a test oracle,
 # not part of the package; it keeps the signature the issue asked for.
 ORACLE = {"rank_hits"}
 

@@ -30,7 +30,7 @@ REFUSED = {
 
 
 def current_preset(**overrides: Any) -> Any:
-    from memlab.presets import PRESETS, preset
+    from memlab.pipeline.presets import PRESETS, preset
 
     # registered: a missing preset is a failure, not a skip
     assert "openclaw-current" in PRESETS
@@ -250,7 +250,7 @@ def test_release_search_corpus_and_failures(index: Any) -> None:
     assert (
         sess["unavailable"] is True and sess["error"] == "Session transcript search is not enabled."
     )
-    # a bad argument is the caller's mistake, not an outage (issue 29, item 5)
+    # a bad argument is the caller's mistake, not an outage
     with pytest.raises(SearchArgumentError, match="corpus must be one of: memory, wiki, all"):
         rt.memory_search(index, "gateway", corpus="web", pipeline=p)
     one = rt.memory_search(index, "gateway", maxResults=1, minScore=0, pipeline=p, now=NOW)
@@ -261,7 +261,7 @@ def test_release_search_corpus_and_failures(index: Any) -> None:
 
 
 def test_switch_follows_the_system() -> None:
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from memlab.tools.variants import tool_variant
 
     assert tool_variant(preset("openclaw")).rules == "openclaw-2026.4"

@@ -14,7 +14,7 @@ from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
-from memlab.presets import preset
+from memlab.pipeline.presets import preset
 
 BASE = preset("openclaw", min_score=0.0).replace(name="wsum")
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.candidates import CandidateSet
 from memlab.pipeline import Pipeline
-from memlab.presets import openclaw, openclaw_latest, preset
+from memlab.pipeline.presets import openclaw, openclaw_latest, preset
+from memlab.retrieval.candidates import CandidateSet
 from memlab.store import ChunkTable, MemoryIndex
 from tests.conftest import write
 
@@ -174,7 +174,7 @@ def test_depth_cut_equals_shallow_retrieval(small_workspace: Path, hashing) -> N
 def test_legs_in_parallel_equal_legs_in_turn(
     small_workspace: Path, hashing, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memlab.candidates as candidates
+    import memlab.retrieval.candidates as candidates
 
     idx = MemoryIndex(
         small_workspace, embedder=hashing, db_path=small_workspace.parent / "i.sqlite"

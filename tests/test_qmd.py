@@ -137,7 +137,7 @@ def test_qmd_like_equals_the_oracle(tmp_path: Path, seed: int, private_cache) ->
     files, in the order and at the chunks, QMD's algorithm gives on the same vectors."""
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from memlab.store import MemoryIndex
 
     ws = tmp_path / "ws"

@@ -170,8 +170,8 @@ def test_watch_syncs_every_interval(tmp_path: Path) -> None:
     """update.interval: a sync every interval, with no file event at all."""
     from memlab.chunking import ChunkerConfig
     from memlab.embed import HashingEmbedder
+    from memlab.files.watch import watch
     from memlab.store import MemoryIndex
-    from memlab.watch import watch
 
     write(tmp_path / "ws", "MEMORY.md", "# M\n\nhello\n")
     idx = MemoryIndex(

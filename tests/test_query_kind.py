@@ -1,4 +1,4 @@
-"""memlab.textquery.query_kind: the one rule of a query's kind (identifier, question,
+"""memlab.retrieval.textquery.query_kind: the one rule of a query's kind (identifier, question,
 keywords), with examples and Hypothesis properties."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.textquery import QUESTION_WORDS, identifier_terms, query_kind
-from memlab.vocab import QUERY_KINDS
+from memlab.config.vocab import QUERY_KINDS
+from memlab.retrieval.textquery import QUESTION_WORDS, identifier_terms, query_kind
 
 
 @pytest.mark.parametrize(

@@ -111,7 +111,7 @@ def test_onnx_embedding_on_an_actor_pool_fills_the_cache(cluster: str, tmp_path:
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.eval.raylab import RayRunner, embedder_factory
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ds = chats(tmp_path / "data")
     systems = [preset("bm25"), preset("memlab-best")]

@@ -19,11 +19,11 @@ import pytest
 from benchmarks import kill_loop
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
-from memlab.sessions import transcript_lines
+from memlab.files.sessions import transcript_lines
+from memlab.files.watch import watch
+from memlab.retrieval.textquery import build_fts_query
 from memlab.store import IndexCorruptError, IndexLockedError, MemoryIndex
-from memlab.textquery import build_fts_query
 from memlab.tools import memory_search
-from memlab.watch import watch
 from tests.conftest import write
 
 

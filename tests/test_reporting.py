@@ -161,7 +161,7 @@ def test_the_tables_as_csv_markdown_and_latex(example: Path) -> None:
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.eval.tables import experiment_table, pairwise_wins
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     lab = Lab(load_folder(example), embedder="hashing", cache_vectors=True)
     res = run_experiment(

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from memlab.rerank import (
+from memlab.retrieval.rerank import (
     apply_decay,
     decay_multiplier,
     decay_multiplier_array,

@@ -143,11 +143,12 @@ def test_default_memory_files_has_one_owner() -> None:
     import dataclasses
     import inspect
 
-    from memlab import tools, vocab
-    from memlab.candidates import RetrievalSpec
+    from memlab import tools
     from memlab.cli import build_parser
+    from memlab.config import vocab
     from memlab.eval.lab import Lab
     from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import RetrievalSpec
     from memlab.store import filerules
 
     d = vocab.DEFAULT_MEMORY_FILES
@@ -166,11 +167,12 @@ def test_get_root_files_cover_exactly_the_memory_file_rules() -> None:
     import subprocess
     import sys
 
-    from memlab import tools, vocab
+    from memlab import tools
+    from memlab.config import vocab
 
     assert set(tools.GET_ROOT_FILES_BY_RULES) == set(vocab.MEMORY_FILE_RULES)
     code = (
-        "import memlab.vocab as v\n"
+        "import memlab.config.vocab as v\n"
         "v.MEMORY_FILE_RULES = (*v.MEMORY_FILE_RULES, 'openclaw-2027.1')\n"
         "import memlab.tools\n"
     )
@@ -180,8 +182,9 @@ def test_get_root_files_cover_exactly_the_memory_file_rules() -> None:
 
 
 def test_modalities_and_utf16_len_live_in_one_place() -> None:
-    from memlab import textquery, vocab
+    from memlab.config import vocab
     from memlab.config.release import check_search_keys
+    from memlab.retrieval import textquery
     from memlab.tools import release as current_tools
 
     assert current_tools.utf16_len is textquery.utf16_len

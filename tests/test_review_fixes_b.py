@@ -1,5 +1,5 @@
 """Review fixes (batch b): ``memlab search --corpus`` in every output mode, the onnx
-embedder's per-call sessions, the allowed precisions in memlab.vocab, and a race-free
+embedder's per-call sessions, the allowed precisions in memlab.config.vocab, and a race-free
 ONNX export."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ WHERE = re.compile(r"(\S+\.(?:md|jsonl))#L(\d+)-L(\d+)")
 # ------------------------------------------------------- 1. --corpus in every mode
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from memlab.presets import PRESETS
+    from memlab.pipeline.presets import PRESETS
 
     if "openclaw-current" not in PRESETS:
         pytest.skip("preset openclaw-current is not registered")
@@ -166,7 +166,7 @@ def test_explicit_sessions_open_all_at_once(opened: list[FakeSession]) -> None:
 
 
 def test_precisions_live_in_vocab() -> None:
-    from memlab import vocab
+    from memlab.config import vocab
     from memlab.embed import onnx
 
     assert onnx.PRECISIONS is vocab.ONNX_PRECISIONS == ("fp32", "int8")

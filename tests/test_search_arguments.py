@@ -1,12 +1,10 @@
-"""Bad ``memory_search`` arguments are the caller's mistake, answered as such everywhere
-(issue 29, item 5).
+"""Bad ``memory_search`` arguments are the caller's mistake, answered as such everywhere.
 
-Before, MCP ``memory_search {"query": ""}`` or ``maxResults: -3`` answered
-``"disabled": true, "unavailable": true`` and told the agent to check the index and the
-provider; ``memlab search WS ""`` printed "no results" with exit 0 while ``--json`` printed
-the outage payload. Now one rule (``memlab.tools.check_search_arguments``) gives the MCP
-client the protocol's tool error naming the argument and its range, and the command line
-a usage error (exit 2) naming its own flag, for plain, ``--json`` and ``--explain`` alike.
+An empty query or ``maxResults: -3`` is never the "memory unavailable" payload (which
+would send the agent to check the index and the provider): one rule
+(``memlab.tools.check_search_arguments``) gives the MCP client the protocol's tool error
+naming the argument and its range, and the command line a usage error (exit 2) naming its
+own flag, for plain, ``--json`` and ``--explain`` alike.
 """
 
 from __future__ import annotations

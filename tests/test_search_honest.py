@@ -1,4 +1,4 @@
-"""`memlab search` tells the truth about the workspace (issue 13, item 6).
+"""`memlab search` tells the truth about the workspace.
 
 Each test runs the command line as a user would (``memlab.cli.main`` in-process) with
 the hashing embedder and a private user cache (``XDG_CACHE_HOME``):
@@ -201,7 +201,7 @@ def test_eval_runs_each_system_on_the_index_it_is_defined_for(
 def test_explain_terms_add_up_for_memlab_best(small_workspace: Path) -> None:
     from memlab.chunking import ChunkerConfig
     from memlab.pipeline.explain import explain
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     # A long log: several chunks per file, so neighbours are candidates of each other.
     lines = [f"- Coffee note {i}: Peter tried roast number {i} at the cafe.\n" for i in range(40)]

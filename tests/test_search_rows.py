@@ -1,4 +1,4 @@
-"""The warm search answer is built from the ranking's arrays, not a DataFrame (issue 16).
+"""The warm search answer is built from the ranking's arrays, not a DataFrame.
 
 ``memlab.tools.memory_search`` (plain ``--json`` and the MCP server) makes its results from
 ``memlab.pipeline.explain.result_rows``; ``ranking_frame`` (``memlab search``, ``--explain``,
@@ -18,8 +18,8 @@ import pytest
 from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
 from memlab.pipeline.explain import ranking_frame, result_rows
-from memlab.presets import preset
-from memlab.rerank import snippet as make_snippet
+from memlab.pipeline.presets import preset
+from memlab.retrieval.rerank import snippet as make_snippet
 from memlab.store import MemoryIndex
 from memlab.tools import SNIPPET_CHARS, citation, memory_search, search_with_fallback
 

@@ -1,11 +1,10 @@
-"""``memlab mcp`` keeps answering while its embedding provider fails (issue 29, item 1).
+"""``memlab mcp`` keeps answering while its embedding provider fails.
 
-Before, with an OpenAI-compatible provider that stopped answering and one file changed
-since the last sync, ``memlab mcp ws --config openai.json`` exited 1 ("embeddings request …
-failed after 4 attempts") and the client saw "Connection closed", while ``memlab search``
-fell back to keyword search. Now the server starts whatever the provider does, answers
-keyword-only with the command line's notice, retries the sync in the background, says in
-``memory_status`` what is degraded and why, and recovers by itself.
+With an OpenAI-compatible provider that stops answering and a file changed since the
+last sync, the server starts whatever the provider does, answers keyword-only with the
+command line's notice (as ``memlab search`` falls back), retries the sync in the
+background, says in ``memory_status`` what is degraded and why, and recovers by itself;
+the client never sees the connection close.
 
 Driven as a user drives it: a real local HTTP server as the provider (it fails with 500,
 hangs past the timeout, then recovers), ``memlab index`` and ``memlab mcp`` as

@@ -1,4 +1,4 @@
-"""`memlab mcp`'s reader embeds one query per call on one onnxruntime thread (issue 16).
+"""`memlab mcp`'s reader embeds one query per call on one onnxruntime thread.
 
 ``memlab.server.single_query_threads`` sets the reader's (not yet loaded) ``OnnxEmbedder``
 to one session of ``QUERY_THREADS`` threads; the writer (the watcher's batch syncs) keeps

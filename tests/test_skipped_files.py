@@ -1,11 +1,10 @@
-"""A file memlab cannot index is remembered as skipped, with its reason, until it changes
-(issue 29, item 3).
+"""A file memlab cannot index is remembered as skipped, with its reason, until it changes.
 
-Before, after ``memlab index`` on a workspace holding a binary ``.md``, ``status`` stayed
-dirty, ``search --no-sync`` named the file as changed and every MCP answer warned that the
-watcher would sync it "shortly" — forever. Now a sync records each skipped file with the
-stat it was skipped at (``meta.skipped_files``); it is in step while that stat holds, shown
-with its reason by ``status`` and ``memory_status``, and read again once it changes.
+A sync records each skipped file (a binary ``.md``, say) with the stat it was skipped at
+(``meta.skipped_files``): the index is in step while that stat holds — ``status`` is not
+dirty, ``search --no-sync`` does not name the file as changed, no MCP answer warns of a
+sync to come — the file is shown with its reason by ``status`` and ``memory_status``, and
+it is read again once it changes.
 """
 
 from __future__ import annotations
@@ -20,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from memlab.embed import HashingEmbedder
+from memlab.files.workspace import MemoryFile
 from memlab.store import MemoryIndex
-from memlab.workspace import MemoryFile
 from tests.conftest import write
 
 REPO = Path(__file__).resolve().parents[1]

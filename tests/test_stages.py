@@ -11,10 +11,10 @@ import pytest
 
 from memlab.chunking import ChunkerConfig
 from memlab.embed import HashingEmbedder
-from memlab.fusion import fuse
 from memlab.pipeline import Pipeline
 from memlab.pipeline.explain import explain, ranking_frame
-from memlab.presets import PRESETS, preset
+from memlab.pipeline.presets import PRESETS, preset
+from memlab.retrieval.fusion import fuse
 from memlab.stages import (
     STAGE_ARRAYS,
     STAGES,

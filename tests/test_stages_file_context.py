@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memlab.presets import TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk
+from memlab.pipeline.presets import TURN_CONTEXT_OFF, memlab_best, memlab_best_chunk
 from memlab.stages.file_context import file_best
 from tests.conftest import line_index
 
@@ -100,7 +100,7 @@ def by_position(cs: Any, row: np.ndarray) -> dict[int, float]:
 
 
 def test_file_context_stage_by_hand(index: Any) -> None:
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
 
     base = memlab_best(file_context=0.0, drop_headings=False, identifier_tier=False)
     on = base.replace(file_context=0.7)
@@ -131,7 +131,7 @@ def test_file_context_stage_by_hand(index: Any) -> None:
 
 
 def test_neighbor_window_by_hand(index: Any) -> None:
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
     from memlab.stages.context import neighbor_positions, second_neighbors
 
     off = {**TURN_CONTEXT_OFF, "drop_headings": False}
@@ -164,7 +164,7 @@ def test_neighbor_window_by_hand(index: Any) -> None:
 
 
 def test_window_defaults_are_the_one_step_rule_bit_for_bit(index: Any) -> None:
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
     from memlab.stages.context import neighbor_positions, neighbor_scores
 
     one = memlab_best(
@@ -201,7 +201,7 @@ def test_window_defaults_are_the_one_step_rule_bit_for_bit(index: Any) -> None:
 
 
 def test_parameters_validated() -> None:
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
 
     with pytest.raises(ValueError, match="neighbor_agg"):
         memlab_best(neighbor_agg="mean")
@@ -217,7 +217,7 @@ def test_parameters_validated() -> None:
 
 def test_explain_adds_up_with_file_context_and_window(index: Any) -> None:
     from memlab.pipeline.explain import explain, ranking_frame
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
     from tests.test_stages import assert_explain_adds_up
 
     p = memlab_best(file_context=0.5, neighbor_prev2=0.3, neighbor_agg="sum")
@@ -231,7 +231,7 @@ def test_explain_adds_up_with_file_context_and_window(index: Any) -> None:
 
 def test_fast_sweep_refuses_file_context(index: Any) -> None:
     from memlab.eval.fastsweep import fast_path_reason
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
 
     plain = memlab_best(
         neighbor_prev=0.0,
@@ -296,7 +296,7 @@ def test_file_context_only_in_conversations(tmp_path: Any) -> None:
     log of notes get no file context; a transcript (speaker labels on at least half of its
     lines) gets it. Without the rule every
     chunk of MEMORY.md would share its best chunk's score."""
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
     from memlab.stages.shape import conversation_files
 
     idx = line_index(

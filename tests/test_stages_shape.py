@@ -141,7 +141,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def test_roles_rule_by_hand(index: Any) -> None:
-    from memlab.presets import TURN_CONTEXT_OFF, memlab_best
+    from memlab.pipeline.presets import TURN_CONTEXT_OFF, memlab_best
     from memlab.stages.context import neighbor_positions
 
     plain = memlab_best(neighbor_prev=0.0, neighbor_next=0.0, **TURN_CONTEXT_OFF)
@@ -176,7 +176,7 @@ def test_roles_rule_by_hand(index: Any) -> None:
 
 
 def test_roles_off_is_the_plain_rule_bit_for_bit(index: Any) -> None:
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
 
     assert memlab_best().neighbor_shape == "roles"  # the preset reads the shape
     best = memlab_best(neighbor_shape="off")
@@ -191,7 +191,7 @@ def test_roles_off_is_the_plain_rule_bit_for_bit(index: Any) -> None:
 
 
 def test_roles_parameters_validated() -> None:
-    from memlab.presets import memlab_best
+    from memlab.pipeline.presets import memlab_best
 
     with pytest.raises(ValueError, match="neighbor_shape"):
         memlab_best(neighbor_shape="pairs")

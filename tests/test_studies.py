@@ -1,6 +1,6 @@
-"""The quality studies (``benchmarks/studies/``): each starts, each states the one command
+"""The quality studies (``studies/``): each starts, each states the one command
 that reproduces its docs tables, that command is in docs/quality.md, and they share code
-through ``benchmarks/studies/shared.py`` (and ``benchmarks/_common.py``), never through
+through ``studies/shared.py`` (and ``benchmarks/_common.py``), never through
 each other."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-STUDIES = REPO / "benchmarks" / "studies"
+STUDIES = REPO / "studies"
 SCRIPTS = sorted(p for p in STUDIES.glob("*.py") if p.stem != "shared")
 DOCS = (REPO / "docs" / "quality.md").read_text(encoding="utf-8")
 
@@ -35,15 +35,15 @@ def test_there_are_studies() -> None:
 @pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_each_study_states_its_one_command_and_the_docs_give_it(path: Path) -> None:
     cmd = reproduce_command(path)
-    assert f"benchmarks/studies/{path.name}" in cmd, cmd
+    assert f"studies/{path.name}" in cmd, cmd
     assert cmd in DOCS, f"docs/quality.md does not give {path.name}'s command: {cmd}"
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_studies_share_code_through_shared_only(path: Path) -> None:
-    """A study imports ``benchmarks._common`` and ``benchmarks.studies.shared``, no other
+    """A study imports ``benchmarks._common`` and ``studies.shared``, no other
     study and no other benchmark script: what two need is in one place."""
-    allowed = {"benchmarks._common", "benchmarks.studies.shared"}
+    allowed = {"benchmarks._common", "studies.shared"}
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names = []
         if isinstance(node, ast.ImportFrom) and node.module:

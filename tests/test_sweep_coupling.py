@@ -1,5 +1,5 @@
 """Weight sweeps sweep the weight they name, ties are reported, and the tuned system
-is the one that was scored (issue 13, items 1 and 2)."""
+is the one that was scored."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from memlab.embed import HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.eval.sweep import SweepResult, SweepWarning, query_means, sweep
-from memlab.fusion import clamp_weights
 from memlab.pipeline import Pipeline
-from memlab.presets import openclaw, openclaw_latest
+from memlab.pipeline.presets import openclaw, openclaw_latest
+from memlab.retrieval.fusion import clamp_weights
 from tests.test_cli import run
 
 W = [round(0.1 * i, 1) for i in range(11)]

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from memlab.config.vocab import SYNTH_WORD_CATEGORIES
 from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.datasets.synthetic.base import REALISM_KNOBS, config_record
 from memlab.datasets.synthetic.lexicon import content_words
 from memlab.datasets.synthetic.realism import reword_for, reworded, swapped_units
 from memlab.datasets.synthetic.realism_wording import ALIASES, REWORDS
 from memlab.eval.stats import corpus_stats
-from memlab.vocab import SYNTH_WORD_CATEGORIES
 from tests.conftest import REPO, cli
 
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -1,10 +1,10 @@
 """``memlab synth`` never writes into a folder it did not make, and no hint sends a user
-there (issue 29, item 4).
+there.
 
-Before, ``memlab eval synthetic --path ws`` suggested "Generate a corpus with ``memlab synth
-ws`` first", and ``memlab synth ws`` then wrote ``dataset.json``, three ``.jsonl`` files and
-``workspace/`` into an OpenClaw workspace; a second run told a command-line user to "pass
-overwrite=True". Driven as a user would, through the CLI in a subprocess.
+``memlab eval synthetic --path ws`` on a user's workspace never suggests ``memlab synth
+ws``, ``memlab synth`` refuses a folder that holds memory files or files it did not write,
+and a second run speaks to a command-line user in flags, not in ``overwrite=True``. Driven
+as a user would, through the CLI in a subprocess.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memlab.config.vocab import SYNTH_DEFAULT_MIX, SYNTH_PHENOMENA
 from memlab.datasets.base import Dataset
 from memlab.datasets.synthetic import (
     MAX_NEAR_MISSES,
@@ -28,7 +29,6 @@ from memlab.datasets.synthetic import (
 )
 from memlab.datasets.synthetic import querymix as qm
 from memlab.datasets.synthetic import querymix_wording as qw
-from memlab.vocab import SYNTH_DEFAULT_MIX, SYNTH_PHENOMENA
 
 MIX = ("identifier", "keyword", "dated")
 KINDS = [k.kind for k in qw.ID_KINDS]
@@ -223,8 +223,8 @@ def _kind_of(tok: str) -> str:
 def test_near_misses_are_one_edit_away_and_well_formed(kind: str, seed: int) -> None:
     """Every kind, the all-digit one too: a near miss is one edit away, never holds the
     identifier nor is held by it, keeps the kind's form, and both are identifiers by the
-    one rule of what an identifier in a query is (``memlab.textquery.identifier_terms``)."""
-    from memlab.textquery import holds_identifier, identifier_terms
+    one rule of what an identifier in a query is (``memlab.retrieval.textquery.identifier_terms``)."""
+    from memlab.retrieval.textquery import holds_identifier, identifier_terms
 
     rng = random.Random(seed)
     tok = qm.fresh_identifier(kind, rng)

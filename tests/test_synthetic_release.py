@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from benchmarks.quality import CORPORA
 from memlab.cli import build_parser, main
+from memlab.config.vocab import SYNTH_PHENOMENA, SYNTH_RELEASE_PHENOMENA
 from memlab.datasets.base import Dataset
 from memlab.datasets.synthetic import (
     ALL_PHENOMENA,
@@ -45,7 +46,6 @@ from memlab.openclaw_current import (
     project_multiplier,
     trigger_matches,
 )
-from memlab.vocab import SYNTH_PHENOMENA, SYNTH_RELEASE_PHENOMENA
 from tests.conftest import REPO
 
 RELEASE = SYNTH_RELEASE_PHENOMENA

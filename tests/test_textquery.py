@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memlab.textquery import (
+from memlab.retrieval.textquery import (
     STOPWORDS,
     build_fts_query,
     build_fts_query_or,

@@ -161,7 +161,7 @@ def test_the_server_answers_every_argument_with_memlabs_message(tmp_path: Path) 
     from mcp import Client, StdioServerParameters
 
     from memlab.config.preset_file import preset_file_data
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

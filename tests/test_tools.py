@@ -61,7 +61,7 @@ def test_search_failure_payload(index: MemoryIndex) -> None:
     """An outage (a provider down under a system without a keyword leg to fall back on)
     answers OpenClaw's payload."""
     from memlab.embed import EmbeddingError
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     class Down:
         provider, model = index.embedder.provider, index.embedder.model
@@ -88,7 +88,7 @@ def test_search_failure_payload(index: MemoryIndex) -> None:
     ],
 )
 def test_bad_arguments_are_the_callers_mistake(index: MemoryIndex, args, named) -> None:
-    """A bad argument raises SearchArgumentError naming it and its range (issue 29, item 5),
+    """A bad argument raises SearchArgumentError naming it and its range,
     never the unavailable payload an outage gets."""
     with pytest.raises(SearchArgumentError, match=re.escape(named)):
         memory_search(index, *args)

@@ -1,4 +1,4 @@
-"""memlab.sessions.transcript_places, the one rule of where an agent's transcripts are,
+"""memlab.files.sessions.transcript_places, the one rule of where an agent's transcripts are,
 used by MemoryIndex's sessions source, `memlab search --corpus sessions` and harvest."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memlab.sessions import transcript_places
+from memlab.files.sessions import transcript_places
 from tests.conftest import cli
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from memlab.config.vocab import SYNTH_DEFAULT_MIX
 from memlab.datasets.base import Dataset
 from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
@@ -17,8 +18,7 @@ from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
 from memlab.eval.trec import trec_scores, unit_id
 from memlab.eval.trecrun import RunMappingError
-from memlab.presets import preset
-from memlab.vocab import SYNTH_DEFAULT_MIX
+from memlab.pipeline.presets import preset
 from tests.conftest import cli, write
 
 ir_measures = pytest.importorskip("ir_measures")

@@ -1,4 +1,4 @@
-"""What a user reads, said right (issue 29, item 6).
+"""What a user reads, said right.
 
 Each test drives the command line as a user does (a subprocess, or ``memlab.cli.main``
 in-process where only the printed text matters) and checks a message that was wrong:
@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memlab.embed import HashingEmbedder
-from memlab.presets import PRESETS, preset
+from memlab.pipeline.presets import PRESETS, preset
 from memlab.store import MemoryIndex
 from tests.conftest import cli, write
 

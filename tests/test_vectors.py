@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import memlab.vectors as mv
-from memlab.vectors import ENGINES, exact_topk, make_engine, recall_at_k
+import memlab.retrieval.vectors as mv
+from memlab.retrieval.vectors import ENGINES, exact_topk, make_engine, recall_at_k
 
 
 def unit(x: np.ndarray) -> np.ndarray:

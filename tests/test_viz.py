@@ -17,7 +17,7 @@ from memlab.embed import HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
 from memlab.eval.sweep import sweep
-from memlab.presets import preset
+from memlab.pipeline.presets import preset
 from memlab.viz.style import finish_figure
 from tests.conftest import REPO
 

@@ -4,9 +4,9 @@ import threading
 import time
 from pathlib import Path
 
+from memlab.files.watch import DirtyFlag, is_memory_event_path, watch
+from memlab.retrieval.textquery import build_fts_query
 from memlab.store import MemoryIndex
-from memlab.textquery import build_fts_query
-from memlab.watch import DirtyFlag, is_memory_event_path, watch
 from tests.conftest import write
 
 

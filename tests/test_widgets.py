@@ -12,7 +12,7 @@ from memlab.datasets.synthetic import SynthConfig, generate
 from memlab.embed import HashingEmbedder
 from memlab.eval.experiment import run_experiment
 from memlab.eval.lab import Lab
-from memlab.presets import preset
+from memlab.pipeline.presets import preset
 from memlab.stages.best_line import line_scores_key
 from memlab.store import MemoryIndex
 from memlab.viz import mark_relevant

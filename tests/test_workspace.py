@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memlab.workspace import (
+from memlab.files.workspace import (
     MemoryFileError,
     WorkspaceError,
     discover_memory_files,

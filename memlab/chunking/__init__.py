@@ -6,7 +6,7 @@
 - ``openclaw``: ``chunk_markdown``, OpenClaw's packer (exact, or bounded: memlab's default).
 - ``lines``: ``chunk_lines``, one chunk per non-blank line.
 - ``headings``: ``chunk_headings``, cuts at QMD-scored Markdown breaks, records heading paths.
-- ``config``: ``ChunkerConfig``, which chunker an index uses (``memlab.vocab.CHUNKERS``).
+- ``config``: ``ChunkerConfig``, which chunker an index uses (``memlab.config.vocab.CHUNKERS``).
 """
 
 from __future__ import annotations

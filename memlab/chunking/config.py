@@ -8,7 +8,7 @@ from memlab.chunking.common import HEADING_WINDOW_TOKENS, Chunk
 from memlab.chunking.headings import chunk_headings
 from memlab.chunking.lines import chunk_lines
 from memlab.chunking.openclaw import chunk_markdown
-from memlab.vocab import CHUNKERS
+from memlab.config.vocab import CHUNKERS
 
 __all__ = ["ChunkerConfig"]
 
@@ -17,7 +17,7 @@ __all__ = ["ChunkerConfig"]
 class ChunkerConfig:
     """Which chunker the index uses, and its size parameters.
 
-    ``kind`` (one of ``memlab.vocab.CHUNKERS``): ``"openclaw"`` (bounded overlap, memlab's
+    ``kind`` (one of ``memlab.config.vocab.CHUNKERS``): ``"openclaw"`` (bounded overlap, memlab's
     default), ``"openclaw-exact"`` (OpenClaw as pinned, overlap defect included),
     ``"heading"`` (``chunk_headings`` with its default window) or ``"line"``
     (``chunk_lines``; sizes ignored). ``tokens >= 1`` and ``overlap >= 0`` are checked here;

@@ -24,7 +24,7 @@ from memlab.chunking.annotations import (
     strip_annotations,
 )
 from memlab.chunking.common import chunk_hash
-from memlab.textquery import utf16_len
+from memlab.retrieval.textquery import utf16_len
 
 __all__ = [
     "CHUNKING_VERSION",

@@ -50,8 +50,7 @@ from memlab.cli.search import cmd_search, parse_now
 from memlab.cli.server import add_parser as add_mcp_parser
 from memlab.cli.stats import add_parser as add_stats_parser
 from memlab.cli.sweep import add_parser as add_sweep_parser
-from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
-from memlab.vocab import (
+from memlab.config.vocab import (
     CHUNKERS,
     DATASETS,
     DEFAULT_MEMORY_FILES,
@@ -61,7 +60,8 @@ from memlab.vocab import (
     SYNTH_RELEASE_PHENOMENA,
     VECTOR_BACKENDS,
 )
-from memlab.vocab import CLI_EMBEDDERS as EMBEDDERS
+from memlab.config.vocab import CLI_EMBEDDERS as EMBEDDERS
+from memlab.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, CliError
 
 __all__ = [
     "CHUNKERS",

@@ -7,7 +7,7 @@ checkout of the repository, found by one rule (`find_checkout`): ``$MEMLAB_CHECK
 set (a folder that is not a checkout is an error, never replaced by another), else the
 folder above the imported ``memlab`` package (an editable install, or a run from the
 checkout), else the current directory. Without one it names the benchmarks and says how to
-run them from a checkout (exit 2). The quality studies (``benchmarks/studies/*.py``,
+run them from a checkout (exit 2). The quality studies (``studies/*.py``,
 docs/quality.md "The studies") are run by name too, never by default.
 
 Module-level imports are the standard library and ``memlab.errors`` only, so ``memlab
@@ -101,8 +101,8 @@ def find_checkout() -> tuple[Path | None, list[str]]:
 
 def script_path(checkout: Path, name: str) -> Path | None:
     """The script ``name`` of a checkout: ``benchmarks/NAME.py``, else the study
-    ``benchmarks/studies/NAME.py``; None when there is neither."""
-    for folder in (checkout / "benchmarks", checkout / "benchmarks" / "studies"):
+    ``studies/NAME.py``; None when there is neither."""
+    for folder in (checkout / "benchmarks", checkout / "studies"):
         if (folder / f"{name}.py").is_file():
             return folder / f"{name}.py"
     return None
@@ -115,13 +115,9 @@ def no_checkout_message(names: list[str], looked: list[str], quick: bool) -> str
     rows = [f"  {n.ljust(width)}  {what}" for n, what in {**BENCHMARKS, **OTHER_SCRIPTS}.items()]
     name = names[0] if len(names) == 1 else None
     bench = " ".join(["memlab bench", *([name] if name else []), *(["--quick"] if quick else [])])
-    # A name that is not one of benchmarks/ is a study's (benchmarks/studies/), or a typo that
+    # A name that is not one of benchmarks/ is a study's (studies/), or a typo that
     # the checkout's own `memlab bench` then names.
-    folder = (
-        "benchmarks"
-        if not name or name in {**BENCHMARKS, **OTHER_SCRIPTS}
-        else "benchmarks/studies"
-    )
+    folder = "benchmarks" if not name or name in {**BENCHMARKS, **OTHER_SCRIPTS} else "studies"
     script = f"python {folder}/{name or 'NAME'}.py" + (" --quick" if quick or not name else "")
     return "\n".join(
         [
@@ -131,7 +127,7 @@ def no_checkout_message(names: list[str], looked: list[str], quick: bool) -> str
             + ").",
             "",
             f"The benchmarks (`memlab bench` runs the first {len(BENCHMARKS)}, the others by"
-            " name, as the quality studies of benchmarks/studies/):",
+            " name, as the quality studies of studies/):",
             *rows,
             "",
             "From a checkout of the repository (a git clone: the folder holding pyproject.toml,"
@@ -159,7 +155,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if script is None:
             raise CliError(
                 f"no benchmark {n!r} (looked for {checkout / 'benchmarks' / f'{n}.py'} and"
-                f" benchmarks/studies/{n}.py); choose from {', '.join(BENCHMARKS)}"
+                f" studies/{n}.py); choose from {', '.join(BENCHMARKS)}"
             )
         scripts[n] = script
     rc = 0

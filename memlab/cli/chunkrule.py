@@ -27,6 +27,12 @@ def chunk_by_rule(args: argparse.Namespace) -> int:
     (empty when the chunk has none). ``--json`` prints full rows with texts, ``--show`` the
     texts after the table. A missing path or an unreadable file is a ``CliError``."""
     from memlab.chunking import ChunkerConfig
+    from memlab.files.workspace import (
+        MemoryFile,
+        MemoryFileError,
+        read_memory_file,
+        resolve_workspace,
+    )
     from memlab.store.filerules import (
         chunk_annotations,
         chunk_file,
@@ -34,7 +40,6 @@ def chunk_by_rule(args: argparse.Namespace) -> int:
         estimate_chars_for,
         stores_annotations,
     )
-    from memlab.workspace import MemoryFile, MemoryFileError, read_memory_file, resolve_workspace
 
     rule = args.memory_files
     path = Path(args.file)

@@ -2,7 +2,7 @@
 table and JSON printers, the index options and opening an index from them.
 
 Module-level imports are the standard library, :mod:`memlab.errors` and
-:mod:`memlab.vocab` only, so ``memlab --help`` stays fast; the engine is imported
+:mod:`memlab.config.vocab` only, so ``memlab --help`` stays fast; the engine is imported
 inside the functions that need it.
 
 Size: the helpers of every command, in three parts that would split cleanly: arguments
@@ -19,8 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memlab.errors import CliError
-from memlab.vocab import (
+from memlab.config.vocab import (
     CHUNKERS,
     CLI_EMBEDDERS,
     DEFAULT_LOCAL_BACKEND,
@@ -29,6 +28,7 @@ from memlab.vocab import (
     MEMORY_FILE_RULES,
     VECTOR_BACKENDS,
 )
+from memlab.errors import CliError
 
 __all__ = [
     "DeferredParser",
@@ -45,6 +45,7 @@ __all__ = [
     "print_json",
     "quoted",
     "score_texts",
+    "sync_for_search",
 ]
 
 
@@ -358,13 +359,13 @@ def open_index(args: argparse.Namespace, cfg: Any = None) -> Any:
     over the config's value (``--extra`` paths are added after the config's
     ``extraPaths``). A 2026.9.6 config (``memory.search``) without ``--memory-files``
     indexes the release's files (``openclaw-2026.9``). The transcripts of the sessions
-    source are where ``memlab.sessions.transcript_places`` says (``--sessions``, else
+    source are where ``memlab.files.sessions.transcript_places`` says (``--sessions``, else
     ``--agent``'s, else ``WORKSPACE/sessions``). Nothing is read or written until
     the index is used.
     """
     from memlab.config import index_options
     from memlab.config.load import config_files_rule, index_extras, index_settings
-    from memlab.sessions import transcript_places
+    from memlab.files.sessions import transcript_places
     from memlab.store import MemoryIndex
 
     cfg = cfg if cfg is not None else load_config(args)
@@ -405,6 +406,61 @@ def announce_rebuild(index: Any) -> None:
     reason = index.rebuild_reason()
     if reason and reason != "new index":
         print(f"memlab: rebuilding {index.db_path}: {reason}", file=sys.stderr)
+
+
+def sync_for_search(index: Any, no_sync: bool, pipeline: Any) -> tuple[Any, Any, str | None]:
+    """Bring the index in step before a search, or say what is stale; returns the index
+    and the system to search with, and why they are not ``index`` and ``pipeline`` (None
+    when they are).
+
+    A missing index, or one whose fingerprint no longer matches, is (re)built either way
+    (announced on stderr: a first build, whose time grows with the workspace, or the
+    reason of a rebuild; ``--no-sync`` skips syncing changed files, not building an index
+    that does not exist). Then by default files changed
+    since the last sync are synced (an unchanged workspace costs one stat per file);
+    with ``--no-sync``, or when the sync cannot run (another writer holds the lock, the
+    index folder is read-only, the embedding provider is down), the stale files are named
+    on stderr instead. An index that cannot be built because the embedding provider fails
+    is answered, for a system with a keyword leg, from a keyword-only index of the same files
+    (``MemoryIndex.keyword_only``), as the MCP server does.
+    """
+    from memlab.embed import EmbeddingError
+    from memlab.store import IndexLockedError
+    from memlab.tools import keyword_index_note
+
+    if not index.db_path.exists():
+        print(
+            f"memlab: note: no index of {index.workspace} yet: building {index.db_path}"
+            + (" (--no-sync skips syncing changed files, not a first build)" if no_sync else ""),
+            file=sys.stderr,
+        )
+    announce_rebuild(index)
+    try:
+        index.ensure_synced()
+    except EmbeddingError as exc:
+        if not pipeline.keyword:
+            raise
+        keyword = index.keyword_only()
+        keyword.ensure_synced(files=True)
+        return keyword, pipeline.replace(vector=False), keyword_index_note(str(exc))
+    problem = "--no-sync"
+    if not no_sync:
+        try:
+            index.ensure_synced(files=True)
+            return index, pipeline, None
+        except (IndexLockedError, OSError, EmbeddingError) as exc:
+            # The index as last synced still answers (the embedder-down case falls back to
+            # keyword search below); what it misses is named.
+            problem = f"could not sync ({exc})"
+    stale = index.stale_files()
+    if stale:
+        shown = ", ".join(stale[:10]) + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
+        print(
+            f"memlab: warning: {problem}: {len(stale)} file(s) changed since the last sync"
+            f" are searched as last indexed: {shown}",
+            file=sys.stderr,
+        )
+    return index, pipeline, None
 
 
 def chunk_row(i: int, c: Any, weight: int, full: bool) -> dict[str, Any]:

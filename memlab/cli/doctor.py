@@ -1,6 +1,6 @@
 """``memlab doctor WORKSPACE [--fix]``: OpenClaw's root-memory check and repair.
 
-The engine lives in :mod:`memlab.doctor` (imported inside the command, so ``memlab
+The engine lives in :mod:`memlab.files.doctor` (imported inside the command, so ``memlab
 --help`` stays light). Exit codes (docs/cli.md): 0 nothing to do, a dry run, or a
 repair done; 1 the repair could not be done (a file over the limit or changed during
 the repair, an I/O error; nothing lost); 2 a bad workspace path.
@@ -78,8 +78,8 @@ def size_text(path: Path, size: int | None) -> str:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """``memlab doctor``: diagnose the workspace root; with ``--fix`` repair a split
-    ``MEMORY.md`` / ``memory.md`` (see :mod:`memlab.doctor` for the order of steps)."""
-    from memlab import doctor
+    ``MEMORY.md`` / ``memory.md`` (see :mod:`memlab.files.doctor` for the order of steps)."""
+    from memlab.files import doctor
 
     try:
         diag = doctor.diagnose(args.workspace)

@@ -40,9 +40,9 @@ __all__ = [
 def cmd_files(args: argparse.Namespace) -> int:
     """``memlab files``: the memory files discovery finds (path, bytes, lines, hash prefix),
     with the read error of each unreadable one; ``--json`` prints the rows."""
+    from memlab.config.vocab import DEFAULT_MEMORY_FILES
+    from memlab.files.workspace import read_memory_file, resolve_workspace
     from memlab.store.filerules import discover_files
-    from memlab.vocab import DEFAULT_MEMORY_FILES
-    from memlab.workspace import read_memory_file, resolve_workspace
 
     rule = getattr(args, "memory_files", DEFAULT_MEMORY_FILES)
     files = discover_files(rule, resolve_workspace(args.workspace), args.extra)
@@ -83,7 +83,7 @@ def cmd_chunk(args: argparse.Namespace) -> int:
     folder or a file is chunked as an index of that rule stores it
     (``memlab.cli.chunkrule.chunk_by_rule``)."""
     from memlab.chunking import ChunkerConfig, estimate_chars
-    from memlab.workspace import MemoryFileError, read_memory_file
+    from memlab.files.workspace import MemoryFileError, read_memory_file
 
     if getattr(args, "memory_files", None):
         from memlab.cli.chunkrule import chunk_by_rule
@@ -231,7 +231,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     """``memlab watch``: keep the index in step with the memory files until Ctrl-C
     (or ``--max-seconds``), with OpenClaw's debounce."""
     from memlab.config.load import watch_settings
-    from memlab.watch import watch
+    from memlab.files.watch import watch
 
     cfg = load_config(args)
     timing = watch_settings(cfg)  # a QMD config's update.debounceMs and update.interval
@@ -291,10 +291,10 @@ def get_rules(args: argparse.Namespace) -> str:
     ``openclaw-2026.4``); an unknown preset is a ``CliError``."""
     name = getattr(args, "preset", None)
     if name is None:
-        from memlab.vocab import DEFAULT_MEMORY_FILES
+        from memlab.config.vocab import DEFAULT_MEMORY_FILES
 
         return DEFAULT_MEMORY_FILES
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     try:
         return preset(name).memory_files

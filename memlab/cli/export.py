@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memlab.config.vocab import EXPORT_TARGETS
 from memlab.errors import CliError
-from memlab.vocab import EXPORT_TARGETS
 
 __all__ = ["add_parser", "cmd_export"]
 
@@ -104,7 +104,7 @@ def source_setting(args: argparse.Namespace) -> dict[str, Any]:
             got.update(chunker=pf.chunker, source=pf.source or str(pf.path))
         else:
             from memlab.embed.local import PACKAGED_MODEL_NAME
-            from memlab.presets import preset
+            from memlab.pipeline.presets import preset
 
             name = args.preset or "openclaw"
             got = dict(pipeline=preset(name), base=name, source=f"preset {name}")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memlab.config.vocab import DATASETS, FLUSH_LAYOUTS, FLUSH_POLICIES, FLUSH_RESETS
 from memlab.errors import EXIT_OK, CliError
-from memlab.vocab import DATASETS, FLUSH_LAYOUTS, FLUSH_POLICIES, FLUSH_RESETS
 
 
 def add_parser(sub: Any) -> None:

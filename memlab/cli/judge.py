@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memlab.config.vocab import DEFAULT_JUDGE_PRESETS, JUDGE_GAINS, JUDGE_KEYS, LAB_EMBEDDERS, UNITS
 from memlab.errors import CliError
-from memlab.vocab import DEFAULT_JUDGE_PRESETS, JUDGE_GAINS, JUDGE_KEYS, LAB_EMBEDDERS, UNITS
 
 __all__ = ["add_parser", "cmd_judge"]
 
@@ -73,7 +73,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from memlab.eval.judge import JudgeSession, JudgmentStore, build_pool
     from memlab.eval.judge.terminal import run_loop
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     out = Path(args.out).expanduser()
     if args.pool_depth < 1:

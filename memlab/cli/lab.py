@@ -39,7 +39,7 @@ __all__ = ["add_parsers", "cmd_eval", "eval_on", "external_runs"]
 
 
 def _systems(names: list[str], sets: list[str]) -> list[Any]:
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     overrides = parse_set(sets)
     out = []

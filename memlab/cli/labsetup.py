@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.cli import report
-from memlab.errors import CliError
-from memlab.vocab import (
+from memlab.config.vocab import (
     DATASETS,
     DEFAULT_LOCAL_BACKEND,
     EVAL_LEVELS,
@@ -25,6 +24,7 @@ from memlab.vocab import (
     LOCAL_BACKENDS,
     UNITS,
 )
+from memlab.errors import CliError
 
 __all__ = [
     "DEFAULT_METRICS",

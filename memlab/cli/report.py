@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memlab.config.vocab import DEFAULT_REGRESSION_MARGIN, QRELS_SOURCES, TABLE_FORMATS
 from memlab.errors import EXIT_OK, EXIT_REGRESSION, CliError
-from memlab.vocab import DEFAULT_REGRESSION_MARGIN, QRELS_SOURCES, TABLE_FORMATS
 
 __all__ = [
     "add_eval_report_arguments",

@@ -8,9 +8,12 @@ parameter as ``--set KEY=VALUE``), what to print (``--json``, ``--explain`` ...)
 
 Module-level imports stay light (the engine is imported inside the functions).
 
+``cmd_search`` is one pass: arguments → config and system (``read_request``) → index and
+sync → search (``answer_query``) → print (``print_answer``).
+
 Size: one command whose parts change together: its options (``add_parser``,
 ``set_overrides``), its system (``build_pipeline``, ``parse_now``), its sync rule
-(``_sync_for_search``) and the three outputs of ``cmd_search`` (the table, ``--json``,
+(``memlab.cli.common.sync_for_search``) and its outputs (``print_answer``: the table, ``--json``,
 ``_print_explain``); a new pipeline parameter or explain column touches several at once.
 """
 
@@ -18,11 +21,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from memlab.cli.common import (
     add_index_options,
-    announce_rebuild,
     format_table,
     load_config,
     load_preset_file,
@@ -31,16 +34,22 @@ from memlab.cli.common import (
     print_json,
     quoted,
     score_texts,
+    sync_for_search,
 )
+from memlab.config.vocab import CITATION_MODES, OPENCLAW_CURRENT_CORPORA
 from memlab.errors import CliError, nearest_name
-from memlab.vocab import CITATION_MODES, OPENCLAW_CURRENT_CORPORA
 
 __all__ = [
+    "SearchAnswer",
+    "SearchRequest",
     "add_parser",
     "add_preset_file_argument",
+    "answer_query",
     "build_pipeline",
     "cmd_search",
     "parse_now",
+    "print_answer",
+    "read_request",
     "set_overrides",
 ]
 
@@ -206,7 +215,7 @@ def build_pipeline(args: argparse.Namespace, cfg: Any = None, preset_file: Any =
     ``openclaw-current`` preset with its maxResults/minScore; then `set_overrides` (the
     ``--set`` items, then ``--max-results`` / ``--min-score``, which win). An unknown key
     or an invalid value is a ``CliError`` (exit 2)."""
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     pf = preset_file if preset_file is not None else load_preset_file(args)
     overrides = set_overrides(args)
@@ -245,61 +254,6 @@ def parse_now(raw: str) -> float:
     return dt.timestamp()
 
 
-def _sync_for_search(index: Any, no_sync: bool, pipeline: Any) -> tuple[Any, Any, str | None]:
-    """Bring the index in step before a search, or say what is stale; returns the index
-    and the system to search with, and why they are not ``index`` and ``pipeline`` (None
-    when they are).
-
-    A missing index, or one whose fingerprint no longer matches, is (re)built either way
-    (announced on stderr: a first build, whose time grows with the workspace, or the
-    reason of a rebuild; ``--no-sync`` skips syncing changed files, not building an index
-    that does not exist). Then by default files changed
-    since the last sync are synced (an unchanged workspace costs one stat per file);
-    with ``--no-sync``, or when the sync cannot run (another writer holds the lock, the
-    index folder is read-only, the embedding provider is down), the stale files are named
-    on stderr instead. An index that cannot be built because the embedding provider fails
-    is answered, for a system with a keyword leg, from a keyword-only index of the same files
-    (``MemoryIndex.keyword_only``), as the MCP server does.
-    """
-    from memlab.embed import EmbeddingError
-    from memlab.store import IndexLockedError
-    from memlab.tools import keyword_index_note
-
-    if not index.db_path.exists():
-        print(
-            f"memlab: note: no index of {index.workspace} yet: building {index.db_path}"
-            + (" (--no-sync skips syncing changed files, not a first build)" if no_sync else ""),
-            file=sys.stderr,
-        )
-    announce_rebuild(index)
-    try:
-        index.ensure_synced()
-    except EmbeddingError as exc:
-        if not pipeline.keyword:
-            raise
-        keyword = index.keyword_only()
-        keyword.ensure_synced(files=True)
-        return keyword, pipeline.replace(vector=False), keyword_index_note(str(exc))
-    problem = "--no-sync"
-    if not no_sync:
-        try:
-            index.ensure_synced(files=True)
-            return index, pipeline, None
-        except (IndexLockedError, OSError, EmbeddingError) as exc:
-            # The index as last synced still answers (the embedder-down case falls back to
-            # keyword search below); what it misses is named.
-            problem = f"could not sync ({exc})"
-    stale = index.stale_files()
-    if stale:
-        shown = ", ".join(stale[:10]) + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
-        print(
-            f"memlab: warning: {problem}: {len(stale)} file(s) changed since the last sync"
-            f" are searched as last indexed: {shown}",
-            file=sys.stderr,
-        )
-    return index, pipeline, None
-
-
 def _cell(c: str, v: Any) -> str:
     """One explain cell: ``-`` for an absent value (NaN, rank −1), floats to 4 places."""
     if v is None or (isinstance(v, float) and v != v):
@@ -313,23 +267,48 @@ def _cell(c: str, v: Any) -> str:
     return f"{v:.4f}" if isinstance(v, float) else str(v)
 
 
-def cmd_search(args: argparse.Namespace) -> int:
-    """Search a workspace: sync (or warn), one search path with OpenClaw's fallbacks
-    (``memlab.tools.search_with_fallback``) for plain, ``--explain`` and ``--json`` output,
-    and ``--explain`` / ``--dropped`` accounting for every candidate
-    (``memlab.pipeline.explain``)."""
-    from memlab.pipeline.explain import explain
-    from memlab.stages.floor import keeps_every_score
-    from memlab.tools import (
-        CLI_ARGUMENT_NAMES,
-        SearchArgumentError,
-        check_search_arguments,
-        in_corpus,
-        mark_fallback,
-        search_with_fallback,
-    )
-    from memlab.tools.corpora import empty_corpus_note
-    from memlab.tools.variants import tool_variant
+@dataclass
+class SearchRequest:
+    """What ``memlab search`` was asked, read once from its arguments (`read_request`): the
+    checked query, the system to run (preset file, preset or config, then ``--set``), the
+    config both the system and the index read, the clock and the output wanted."""
+
+    query: str
+    pipeline: Any
+    config: Any
+    corpus: str | None
+    now: float | None
+    explaining: bool  # --explain or --dropped
+    dropped: bool
+    json: bool
+    citations: Any
+    width: int
+
+
+@dataclass
+class SearchAnswer:
+    """What one search found (`answer_query`), for `print_answer`: the tool's own JSON
+    answer (``tool``: ``--json`` without explain, or a corpus answer with ``--json``), the
+    answer of a corpus that searches nothing (``corpus``), or the result frame with its
+    explanation; the system that answered (after any fallback) and the index searched."""
+
+    pipeline: Any
+    searched: Any
+    tool: dict[str, Any] | None = None
+    corpus: dict[str, Any] | None = None
+    frame: Any = None
+    explained: Any = None
+    warning: str | None = None
+    note: str | None = None
+
+
+def read_request(args: argparse.Namespace) -> SearchRequest:
+    """Arguments → `SearchRequest`: the query and limits checked by the tools' rule (with
+    the command line's names), then the preset file, the config (read once) and the
+    system; the system's FTS tokenizer and memory-file rule fill the index options not
+    given (``memlab-best``: porter; ``openclaw-current``: the release's files). Every
+    problem is a ``CliError`` before any index is opened."""
+    from memlab.tools import CLI_ARGUMENT_NAMES, SearchArgumentError, check_search_arguments
 
     try:  # the tools' rule, with the command line's names for the arguments
         check_search_arguments(
@@ -340,64 +319,68 @@ def cmd_search(args: argparse.Namespace) -> int:
     pf = load_preset_file(args)  # checked first: before the config, before any index
     cfg = load_config(args)  # read once: the pipeline and the index both use it
     pipeline = build_pipeline(args, cfg, pf)
-    wanted = pipeline.retrieval_spec().fts_tokenizer
-    if wanted and args.fts_tokenizer is None:
-        args.fts_tokenizer = wanted  # a preset tuned on its own tokenizer (memlab-best: porter)
+    spec = pipeline.retrieval_spec()
+    if spec.fts_tokenizer and args.fts_tokenizer is None:
+        args.fts_tokenizer = spec.fts_tokenizer
     if getattr(args, "memory_files", None) is None:
-        # the preset's memory-file rule (openclaw-current: the 2026.9 release's files)
-        args.memory_files = pipeline.retrieval_spec().memory_files
-    now = parse_now(args.now) if args.now is not None else None
-    explaining = args.explain or args.dropped
-    index = open_index(args, cfg)
-    if not pipeline.keyword and not index.has_vectors:
+        args.memory_files = spec.memory_files
+    return SearchRequest(
+        query=args.query,
+        pipeline=pipeline,
+        config=cfg,
+        corpus=getattr(args, "corpus", None),
+        now=parse_now(args.now) if args.now is not None else None,
+        explaining=bool(args.explain or args.dropped),
+        dropped=bool(args.dropped),
+        json=bool(args.json),
+        citations=args.citations,
+        width=args.width,
+    )
+
+
+def answer_query(index: Any, req: SearchRequest, no_sync: bool) -> SearchAnswer:
+    """Index and sync → search → `SearchAnswer`, inside the open ``index``: sync or warn
+    (`memlab.cli.common.sync_for_search`, which may hand back a keyword-only index and system), the
+    corpus rule of the system's tools (``memlab.tools.variants``: a corpus the tools do
+    not take is a ``CliError``; one that searches nothing answers as the tool does), then
+    one search with OpenClaw's fallbacks (``memlab.tools.search_with_fallback``) and, when
+    asked, every candidate's account (``memlab.pipeline.explain``), restricted to the
+    corpus."""
+    from memlab.pipeline.explain import explain
+    from memlab.tools import SearchArgumentError, in_corpus, mark_fallback, search_with_fallback
+    from memlab.tools.variants import tool_variant
+
+    searched, pipeline, why = sync_for_search(index, no_sync, req.pipeline)
+    corpus = req.corpus
+    variant = tool_variant(pipeline)  # the tools of the system's memory-file rule
+    if corpus is not None and corpus not in variant.corpora:
         raise CliError(
-            f"{pipeline.name} reads only the vector leg, but this index has no embedder"
-            " (--embedder none): choose an embedder, or a preset with a keyword leg"
-            " (openclaw, bm25, ...)"
+            f"--corpus {corpus}: {pipeline.name} answers with the {variant.rules} tools,"
+            f" whose memory_search takes {', '.join(variant.corpora)}; " + corpus_hint(corpus)
         )
-    with index:
-        # `searched`: the index itself, or its keyword-only index while it cannot be built
-        searched, pipeline, why = _sync_for_search(index, args.no_sync, pipeline)
-        corpus = getattr(args, "corpus", None)
-        # the tools of the system's memory-file rule (memlab.tools.variants) own the corpora
-        variant = tool_variant(pipeline)
-        if corpus is not None and corpus not in variant.corpora:
-            raise CliError(
-                f"--corpus {corpus}: {pipeline.name} answers with the {variant.rules} tools,"
-                f" whose memory_search takes {', '.join(variant.corpora)}; " + corpus_hint(corpus)
-            )
-        try:
-            early = variant.corpus_answer(searched, corpus)
-        except SearchArgumentError as exc:
-            raise CliError(str(exc)) from None
-        if args.json and (early is not None or not explaining):
-            # (with --explain too when the corpus searches nothing: no candidates to explain)
-            res = mark_fallback(
-                variant.search(
-                    searched,
-                    args.query,
-                    None,
-                    None,
-                    corpus,
-                    pipeline=pipeline,
-                    citations=args.citations,
-                    now=now,
-                ),
-                why,
-            )
-            if res.get("warning"):
-                print(f"memlab: note: {res['warning']}", file=sys.stderr)
-            print_json(res)
-            return 0
-        if early is not None:
-            # plain and --explain output answer a corpus as the system's tool does
-            # (memlab.tools.variants owns the rules): wiki and a sessions corpus the
-            # index does not hold search nothing; memory/sessions keep their own hits
-            return _print_corpus_answer(early, args.query, pipeline.name, corpus)
-        out = search_with_fallback(searched, pipeline, args.query, now=now)
-        if why is not None:
-            out.warning = why  # the keyword-only index answered: a fallback, said so
-        ex = explain(out.pipeline, out.candidates, out.ranking) if explaining else None
+    try:
+        early = variant.corpus_answer(searched, corpus)
+    except SearchArgumentError as exc:
+        raise CliError(str(exc)) from None
+    if req.json and (early is not None or not req.explaining):
+        # the tool's own answer (with --explain too when the corpus searches nothing: no
+        # candidates to explain)
+        tool = variant.search(
+            searched,
+            req.query,
+            None,
+            None,
+            corpus,
+            pipeline=pipeline,
+            citations=req.citations,
+            now=req.now,
+        )
+        return SearchAnswer(pipeline, searched, tool=mark_fallback(tool, why))
+    if early is not None:
+        return SearchAnswer(pipeline, searched, corpus=early)
+    out = search_with_fallback(searched, pipeline, req.query, now=req.now)
+    warning = why if why is not None else out.warning  # the keyword-only index answered
+    ex = explain(out.pipeline, out.candidates, out.ranking) if req.explaining else None
     df = out.frame
     if corpus is not None:
         df = df[[in_corpus(corpus, s) for s in df["source"]]]
@@ -406,21 +389,62 @@ def cmd_search(args: argparse.Namespace) -> int:
             other = (ex["fate"] == "returned") & outside
             ex.loc[other, "fate"] = "dropped"
             ex.loc[other, "reason"] = f"not in corpus {corpus}"
+    return SearchAnswer(
+        out.pipeline, searched, frame=df, explained=ex, warning=warning, note=out.note
+    )
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search a workspace in one pass: arguments → config and system (`read_request`) →
+    index and sync → search (`answer_query`) → print (`print_answer`)."""
+    req = read_request(args)
+    index = open_index(args, req.config)
+    if not req.pipeline.keyword and not index.has_vectors:
+        raise CliError(
+            f"{req.pipeline.name} reads only the vector leg, but this index has no embedder"
+            " (--embedder none): choose an embedder, or a preset with a keyword leg"
+            " (openclaw, bm25, ...)"
+        )
+    with index:
+        answer = answer_query(index, req, args.no_sync)
+    return print_answer(answer, req)
+
+
+def print_answer(answer: SearchAnswer, req: SearchRequest) -> int:
+    """Print a `SearchAnswer`: the tool's JSON; a corpus that searches nothing as the tool
+    answers it; ``--json --explain``'s candidates; else the results table (or "no results"
+    with why: an empty corpus, or the threshold) followed by the ``--explain`` tables.
+    Notes (a fallback, the keyword leg's note) go to stderr. Returns the exit code, 0."""
+    from memlab.retrieval.rerank import snippet
+    from memlab.stages.floor import keeps_every_score
+    from memlab.tools.corpora import empty_corpus_note
+
+    p = answer.pipeline
+    if answer.tool is not None:
+        if answer.tool.get("warning"):
+            print(f"memlab: note: {answer.tool['warning']}", file=sys.stderr)
+        print_json(answer.tool)
+        return 0
+    if answer.corpus is not None:
+        # plain and --explain output answer a corpus as the system's tool does
+        # (memlab.tools.variants owns the rules): wiki and a sessions corpus the index
+        # does not hold search nothing; memory/sessions keep their own hits
+        return _print_corpus_answer(answer.corpus, req.query, p.name, req.corpus or "")
+    df, ex = answer.frame, answer.explained
     # the note on the keyword leg goes into the "no results" line when nothing came back
-    for said in (out.warning, out.note if not df.empty else None):
+    for said in (answer.warning, answer.note if not df.empty else None):
         if said:
             print(f"memlab: note: {said}", file=sys.stderr)
-    p = out.pipeline
-    if args.json:
+    if req.json:
         assert ex is not None
-        rows = ex if args.dropped else ex[ex["fate"] == "returned"]
+        rows = ex if req.dropped else ex[ex["fate"] == "returned"]
         print_json(
             {
                 "system": p.name,
                 "mode": ex.attrs["mode"],
                 "formula": ex.attrs["formula"],
-                "fallback": out.warning is not None,
-                **({"warning": out.warning} if out.warning else {}),
+                "fallback": answer.warning is not None,
+                **({"warning": answer.warning} if answer.warning else {}),
                 # NaN (a leg that did not find the chunk) as null: valid JSON.
                 "candidates": rows.drop(columns=["pos"])
                 .astype(object)
@@ -429,19 +453,17 @@ def cmd_search(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    from memlab.rerank import snippet
-
     if df.empty:
         hints = [p.name]
-        empty = empty_corpus_note(searched, corpus)
+        empty = empty_corpus_note(answer.searched, req.corpus)
         if empty:  # nothing to search in that corpus: no threshold advice
             hints.append(empty)
         elif not keeps_every_score(p):  # one rule for "no threshold" (memlab.stages.floor)
             fix = "try --min-score 0" if p.min_score > 0 else "try a lower --min-score"
             hints.append(f"minScore {p.min_score:g}: {fix}")
-        if out.note:
-            hints.append(out.note)
-        print(f"no results for {quoted(args.query)} ({'; '.join(hints)})")
+        if answer.note:
+            hints.append(answer.note)
+        print(f"no results for {quoted(req.query)} ({'; '.join(hints)})")
     else:
         rows = []
         scores = score_texts(df["score"].tolist())  # enough digits to tell scores apart
@@ -452,19 +474,18 @@ def cmd_search(args: argparse.Namespace) -> int:
                     "#": r.rank + 1,
                     "score": score,
                     "where": f"{r.path}#L{r.start_line}-L{r.end_line}",
-                    "snippet": line[: args.width] + ("…" if len(line) > args.width else ""),
+                    "snippet": line[: req.width] + ("…" if len(line) > req.width else ""),
                 }
             )
         print(format_table(rows, ["#", "score", "where", "snippet"]))
-    if ex is None:
-        return 0
-    _print_explain(ex, p, args.dropped)
+    if ex is not None:
+        _print_explain(ex, p, req.dropped)
     return 0
 
 
 def corpus_hint(corpus: str) -> str:
     """Which presets answer with tools that take ``corpus`` (``memlab.tools.variants``)."""
-    from memlab.presets import PRESETS
+    from memlab.pipeline.presets import PRESETS
     from memlab.tools.variants import TOOL_VARIANTS
 
     rules = {v.rules for v in TOOL_VARIANTS.values() if corpus in v.corpora}

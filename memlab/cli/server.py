@@ -21,8 +21,8 @@ from memlab.cli.common import (
     open_index,
 )
 from memlab.cli.search import add_preset_file_argument, build_pipeline
+from memlab.config.vocab import CITATION_MODES
 from memlab.errors import CliError
-from memlab.vocab import CITATION_MODES
 
 __all__ = ["add_parser", "cmd_mcp"]
 

@@ -11,8 +11,8 @@ import argparse
 from typing import Any
 
 from memlab.cli.labsetup import lab_command
+from memlab.config.vocab import DATASETS, LAB_EMBEDDERS
 from memlab.errors import CliError
-from memlab.vocab import DATASETS, LAB_EMBEDDERS
 
 __all__ = ["add_parser", "cmd_stats", "fit_like_args"]
 

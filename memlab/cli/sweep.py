@@ -33,7 +33,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     ``SweepWarning`` texts go to stderr. ``--json``: table, best() in full, warnings."""
 
     from memlab.eval.sweep import parse_range
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     grid: dict[str, list[Any]] = {}
     for item in args.param:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.config.keys import check_key_tree, deep_merge, json_kind, key_tree, object_or_empty
-from memlab.vocab import (
+from memlab.config.vocab import (
     CITATION_MODES,
     CONFIG_PROVIDERS,
     DEFAULT_LOCAL_BACKEND,
@@ -107,7 +107,7 @@ IGNORED_KEYS: tuple[str, ...] = (
     "sync.sessions.postCompactionForce",
 )
 
-# The allowed values live in memlab.vocab; the names stay importable from here.
+# The allowed values live in memlab.config.vocab; the names stay importable from here.
 PROVIDERS = CONFIG_PROVIDERS
 # Providers memlab can build (memlab.embed.select); the others are OpenClaw's own clients.
 MEMLAB_PROVIDERS = EMBED_PROVIDERS

@@ -34,7 +34,7 @@ from memlab.config.release import (
     legacy_note,
     load_current_config,
 )
-from memlab.vocab import EXPORT_TARGETS, OPENCLAW_TOKENIZERS
+from memlab.config.vocab import EXPORT_TARGETS, OPENCLAW_TOKENIZERS
 
 if TYPE_CHECKING:
     from memlab.pipeline import Pipeline
@@ -136,7 +136,7 @@ def config_system(cfg: Any, overrides: dict[str, Any]) -> Pipeline:
     QMD backend's ``qmd-like`` with its ``limits.maxResults`` and ``searchMode``;
     for a ``memory.search`` file the ``openclaw-current`` preset with the settings it still
     reads (maxResults, minScore: the rest of its ranking is fixed)."""
-    from memlab.presets import from_config, preset
+    from memlab.pipeline.presets import from_config, preset
 
     # A tokenizer other than the default is the index the system runs on (what `memlab
     # eval --config` builds its lab for); the default leaves it to the index.
@@ -262,7 +262,7 @@ def export_config(
     emb = dict(embedder or {})
     provider, model = emb.get("provider") or "auto", emb.get("model")
     if target == "openclaw-2026.9":
-        from memlab.presets import preset
+        from memlab.pipeline.presets import preset
 
         cfg: Any = CurrentSearchConfig(
             file=Path("<memlab export>"),

@@ -8,7 +8,7 @@ writes one; ``memlab search``, ``eval``, ``sweep`` and ``mcp`` read it with
       "format": "memlab-preset/1",
       "memlab_version": "0.1.0",
       "name": "memlab-best",                 # the system's name in tables and memory_status
-      "base": "memlab-best",                 # the preset it starts from (memlab.presets)
+      "base": "memlab-best",                 # the preset it starts from (memlab.pipeline.presets)
       "parameters": {...},                   # every Pipeline parameter (get_params), name aside
       "index": {                             # what the index must be for the same ranking
         "fts_tokenizer": "porter",           # the FTS5 tokenizer (null: the index's own)
@@ -75,7 +75,7 @@ class PresetFile:
     def status(self) -> dict[str, Any]:
         """What ``memory_status`` says of it: the file, the system's name, its base, the
         parameters that differ from the base preset, and the index it needs."""
-        from memlab.presets import preset
+        from memlab.pipeline.presets import preset
 
         base = preset(self.base).get_params()
         params = self.pipeline.get_params()
@@ -119,7 +119,7 @@ def preset_file_data(
     ``chunker`` and ``embedder`` given) and the ``source``. Reading it back
     (`parse_preset_file`) gives a pipeline equal to ``pipeline``."""
     from memlab import __version__
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     preset(base)  # an unknown base is the caller's error, raised now
     params = pipeline.get_params()
@@ -174,7 +174,7 @@ def parse_preset_file(data: Any, path: Path | None = None) -> PresetFile:
     refuses (its own message), an ``index`` that contradicts the parameters
     (``fts_tokenizer``, ``memory_files``), a chunker or embedder that is not an object of
     its keys. Parameters left out keep the base preset's values."""
-    from memlab.presets import PRESET_ALIASES, PRESETS, preset
+    from memlab.pipeline.presets import PRESET_ALIASES, PRESETS, preset
 
     top = _object(data, "the top level")
     problems = _unknown(top, TOP_KEYS, "")

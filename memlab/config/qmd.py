@@ -246,7 +246,7 @@ def load_qmd_config(path: str | os.PathLike[str], agent_id: str | None = None) -
     import json5
 
     from memlab.config import load_openclaw_config
-    from memlab.vocab import CITATION_MODES
+    from memlab.config.vocab import CITATION_MODES
 
     p = Path(path).expanduser()
     data = json5.loads(p.read_text(encoding="utf-8"))

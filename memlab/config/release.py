@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.config.keys import check_key_tree, json_kind
-from memlab.vocab import (
+from memlab.config.vocab import (
     CITATION_MODES,
     CONFIG_PROVIDERS,
     MULTIMODAL_MODALITIES,

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from memlab.vocab import QRELS_SOURCES
+from memlab.config.vocab import QRELS_SOURCES
 
 __all__ = [
     "IMPLICIT_JUDGE",

@@ -86,7 +86,7 @@ REALMEM_CATEGORIES = (
     "Implicit Preference",
     "Temporal-reasoning",
 )
-# What `memlab eval realmem` and benchmarks/studies/realmem_quality.py run by default: the
+# What `memlab eval realmem` and studies/realmem_quality.py run by default: the
 # benchmark's metrics at session level (``ndcg_jk`` is its nDCG), the query-blind
 # baselines, and memlab's systems, tested against bm25.
 REALMEM_METRICS = ("recall_any@5", "recall_any@10", "recall_any@20", "recall_all@10", "ndcg_jk@10")

@@ -88,9 +88,9 @@ def check_spans(
 def check_workspace_folder(root: Path, group: str, ws: Path) -> None:
     """Refuse a dataset workspace there is nothing to search in, naming the dataset folder:
     ``FileNotFoundError`` when ``ws`` is not a folder, ``ValueError`` when it holds no memory
-    file (``memlab.workspace.discover_memory_files``: ``MEMORY.md``, ``memory.md``,
+    file (``memlab.files.workspace.discover_memory_files``: ``MEMORY.md``, ``memory.md``,
     ``memory/**/*.md``) or only empty ones."""
-    from memlab.workspace import discover_memory_files
+    from memlab.files.workspace import discover_memory_files
 
     which = "its workspace" if group == "default" else f"workspace {group!r}"
     if ws == root.resolve():

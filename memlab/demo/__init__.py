@@ -26,7 +26,7 @@ The question it answers: where does OpenClaw's hybrid weighting (0.7 vector /
    Each row: recall@6 with its bootstrap CI, the paired difference to the
    0.7/0.3 weighted sum with its CI and Holm-corrected p.
 6. The key test: tuned vs 0.7/0.3, paired over held-out questions.
-7. The same question on the real persona (``memlab.demo_real``), then the conclusion:
+7. The same question on the real persona (``memlab.demo.real``), then the conclusion:
    what both halves support, and the lesson as a function of term overlap — the fitted
    corpus asked at other paraphrase levels, the persona placed on that curve by its own
    overlap (``memlab.demo.like``).
@@ -36,7 +36,7 @@ The question it answers: where does OpenClaw's hybrid weighting (0.7 vector /
 Modules: ``settings`` (the metric, grid, baseline, statistics and default sizes),
 ``report`` (the prose, the tuning summary, the slide table and the figures), ``like`` (the
 fit to the persona and the lesson's curve); the real persona's part is
-``memlab.demo_real``.
+``memlab.demo.real``.
 
 Size: ``run_demo`` is the seven steps above in order, each reading what the
 one before computed (the held-out half, the tuned weight, the systems
@@ -168,8 +168,8 @@ def run_demo(
         win_tie_loss,
     )
     from memlab.eval.sweep import split_queries, sweep
-    from memlab.presets import preset
-    from memlab.textquery import build_fts_query
+    from memlab.pipeline.presets import preset
+    from memlab.retrieval.textquery import build_fts_query
 
     def say(msg: str = "", wrap: bool = True) -> None:
         if not quiet:
@@ -416,7 +416,7 @@ def run_demo(
 
     # --- the same question on a real persona, and what both corpora support
     synthetic = synthetic_figures(numbers, systems, tuned_name, w_tuned, drop)
-    from memlab.demo_real import conclusion, run_real
+    from memlab.demo.real import conclusion, run_real
 
     say()
     say("[7/8] the same question on real agent memory:")
@@ -434,7 +434,7 @@ def run_demo(
         say("      " + line)
     if fitted is not None and real is not None:
         from memlab.demo.like import lesson_lines, lesson_points
-        from memlab.demo_real import REAL_METRIC
+        from memlab.demo.real import REAL_METRIC
 
         points = lesson_points(cfg, out, cached, REAL_METRIC, False if quiet else progress)
         for line in lesson_lines(points, real["point"], float(cfg.paraphrase or 0.0)):

@@ -37,7 +37,7 @@ def fit_to_persona(
     real half reads it there)."""
     from memlab.datasets.realmem import load_realmem
     from memlab.datasets.synthetic.fit import fit_like
-    from memlab.demo_real import shipped_persona
+    from memlab.demo.real import shipped_persona
     from memlab.eval.stats import corpus_stats
 
     src = shipped_persona()

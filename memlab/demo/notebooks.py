@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import TypeVar
 
+from memlab.config.vocab import NOTEBOOK_SIZES
 from memlab.paths import cache_dir
-from memlab.vocab import NOTEBOOK_SIZES
 
 __all__ = [
     "SIZE_ENV",

@@ -33,7 +33,7 @@ __all__ = [
 def effective_share(vector_weight: float, text_weight: float) -> float:
     """The vector leg's share of a weighted-sum fusion after OpenClaw's clamp and
     renormalisation (``Pipeline.effective_weights``: v / (v + t), both 0 → 0.7)."""
-    from memlab.presets import wsum_preset
+    from memlab.pipeline.presets import wsum_preset
 
     return wsum_preset(
         vector_weight=float(vector_weight), text_weight=float(text_weight)
@@ -246,7 +246,7 @@ def synthetic_figures(
     w_tuned: float,
     drop: dict[str, str],
 ) -> dict[str, Any]:
-    """The synthetic part's figures for ``memlab.demo_real.conclusion``: per system (a
+    """The synthetic part's figures for ``memlab.demo.real.conclusion``: per system (a
     repeated one under each of its names) its recall@6, Δ vs 0.7/0.3 with its CI and p."""
     import math
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab.vocab import ONNX_PRECISIONS
+from memlab.config.vocab import ONNX_PRECISIONS
 
 from .base import (
     EmbeddingError,
@@ -64,7 +64,7 @@ __all__ = [
     "weights_sha256",
 ]
 
-# The allowed precisions are memlab.vocab's; the name PRECISIONS stays importable here.
+# The allowed precisions are memlab.config.vocab's; the name PRECISIONS stays importable here.
 PRECISIONS = ONNX_PRECISIONS
 
 

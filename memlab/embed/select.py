@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab.vocab import DEFAULT_LOCAL_BACKEND, EMBED_PROVIDERS, LOCAL_BACKENDS
+from memlab.config.vocab import DEFAULT_LOCAL_BACKEND, EMBED_PROVIDERS, LOCAL_BACKENDS
 
 from .base import Embedder, EmbeddingError
 from .hashing import HashingEmbedder
@@ -28,7 +28,7 @@ __all__ = ["PROVIDERS", "FallbackEmbedder", "resolve_embedder"]
 
 log = logging.getLogger(__name__)
 
-PROVIDERS = EMBED_PROVIDERS  # the list lives in memlab.vocab; the name stays importable here
+PROVIDERS = EMBED_PROVIDERS  # the list lives in memlab.config.vocab; the name stays importable here
 _DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 _HASHING_MODEL_RE = re.compile(r"^hashing-(\d+)$")
 # Spellings accepted in a `remote` mapping: OpenClaw's camelCase and Python's snake_case.
@@ -237,7 +237,7 @@ def resolve_embedder(
     ``fallback`` (a provider name, ``none``/None = no fallback) is used when the primary
     cannot be built (EmbeddingError) or is None, and otherwise wraps the primary in a
     :class:`FallbackEmbedder` (the fallback gets the default model and the same ``remote``).
-    ``backend`` (one of :data:`memlab.vocab.LOCAL_BACKENDS`) says how the local model runs:
+    ``backend`` (one of :data:`memlab.config.vocab.LOCAL_BACKENDS`) says how the local model runs:
     ``torch`` (sentence-transformers) or ``onnx`` (:class:`OnnxEmbedder`: onnxruntime, no
     torch import on the query path; same vectors and identity key, so indexes are shared),
     or ``onnx-int8`` (its int8-quantised graph: other vectors, its own identity and index).

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from memlab import __version__
+from memlab.config.vocab import SINGLE_LEG_FUSIONS
 from memlab.eval.judged import judged_at_k, judged_means, judged_name, top_spans
 from memlab.eval.metrics import parse_metric
 from memlab.eval.summary import ci_cell, summary_table
@@ -43,7 +44,6 @@ from memlab.eval.trec import (
 from memlab.eval.trecrun import ExternalRun, map_run, read_trec_run, score_mapped_run
 from memlab.stages import REORDERING_STAGES
 from memlab.stages.floor import threshold_text
-from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
     from memlab.eval.lab import Lab, LabCandidates

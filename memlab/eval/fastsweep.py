@@ -48,10 +48,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.candidates import CandidateSet
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanHits
-from memlab.fusion import clamp_weights
+from memlab.retrieval.candidates import CandidateSet
+from memlab.retrieval.fusion import clamp_weights
 from memlab.stages import STAGES, run_stages, shared_stages
 from memlab.stages.legs import fuse_legs, fusion_operands, leg_values
 from memlab.stages.selection import select_rows

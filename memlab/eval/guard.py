@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from memlab.config.vocab import DEFAULT_REGRESSION_MARGIN
 from memlab.eval.metrics import parse_metric
 from memlab.eval.significance import holm, paired_ttest, randomization_test
-from memlab.vocab import DEFAULT_REGRESSION_MARGIN
 
 if TYPE_CHECKING:
     from memlab.eval.experiment import ExperimentResult

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from memlab.candidates import CandidateSet
+from memlab.retrieval.candidates import CandidateSet
 from memlab.store import ChunkTable
 
 __all__ = ["TextList", "TextSource", "merge_candidate_sets", "merge_tables"]

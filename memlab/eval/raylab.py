@@ -55,11 +55,11 @@ from memlab.eval.lab import Lab, default_lab_index_dir
 from memlab.eval.merge import TextList
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
     from memlab.chunking import ChunkerConfig
     from memlab.datasets.base import Dataset
     from memlab.embed import Embedder
     from memlab.eval.lab import LabCandidates
+    from memlab.retrieval.candidates import CandidateSet
 
 __all__ = [
     "RAY_INSTALL",
@@ -188,9 +188,9 @@ def group_texts(spec: LabSpec, group: str) -> dict[str, Any]:
     chunker, each once, in file order (what its index embeds), read on this worker:
     ``{"group", "texts", "seconds", "pid", "rss_mib"}``. Unreadable files are left out, as
     a sync leaves them out."""
+    from memlab.files.workspace import resolve_workspace
     from memlab.store.filerules import chunk_file, discover_files
     from memlab.store.sync import read_source
-    from memlab.workspace import resolve_workspace
 
     t0 = time.perf_counter()
     ws = resolve_workspace(spec.dataset.workspaces[group])

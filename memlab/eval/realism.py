@@ -68,7 +68,7 @@ WEIGHTS = [round(i * 0.05, 2) for i in range(21)]
 PLATEAU_TOLERANCE = 0.01
 # The synthetic curve: one corpus per style (``SynthConfig`` fields), asked at each level
 # of ``LEVELS`` (a paraphrase ladder, ``memlab.datasets.synthetic.ladder``), committed as
-# ``datasets/realism-<style>`` (``benchmarks/studies/realism_curve.py --make-datasets``).
+# ``datasets/realism-<style>`` (``studies/realism_curve.py --make-datasets``).
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)
 LADDERS: dict[str, dict[str, Any]] = {
     "notes": {"days": 40, "queries_per_type": 16, "seed": 3, "style": "notes"},
@@ -138,7 +138,7 @@ def measure_points(
     ``distractor_overlap``); ``paraphrase``: name → its level (synthetic points)."""
     from memlab.eval.experiment import run_experiment
     from memlab.eval.sweep import sweep
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ties and flat curves are what the plateau reports

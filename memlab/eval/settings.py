@@ -62,7 +62,7 @@ def _system(params: dict[str, Any], base: str | None) -> tuple[Pipeline, str]:
     over ``base`` (else the preset of its name, else ``openclaw``); an unknown parameter is
     a ValueError (`memlab.config.preset_file.parse_preset_file`'s rule)."""
     from memlab.config.preset_file import FORMAT, parse_preset_file
-    from memlab.presets import PRESET_ALIASES, PRESETS
+    from memlab.pipeline.presets import PRESET_ALIASES, PRESETS
 
     name = str(params.get("name") or base or "openclaw")
     names = [*PRESETS, *PRESET_ALIASES]

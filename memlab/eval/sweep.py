@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from memlab.config.vocab import WEIGHTED_FUSIONS
 from memlab.eval.experiment import metric_depth
 from memlab.eval.fastsweep import sweep_values
 from memlab.eval.metrics import exact_mean
 from memlab.eval.significance import bootstrap_ci_many
 from memlab.stages.best_line import carried_line_scores, line_keys
-from memlab.vocab import WEIGHTED_FUSIONS
 
 if TYPE_CHECKING:
     from memlab.eval.lab import Lab, LabCandidates

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memlab.config.vocab import TABLE_FORMATS
 from memlab.eval.significance import holm, paired_ttest, randomization_test
-from memlab.vocab import TABLE_FORMATS
 
 if TYPE_CHECKING:
     from memlab.eval.experiment import ExperimentResult

@@ -1,4 +1,4 @@
-"""Memory flush before compaction, simulated (issue 32; openclaw-memory.md §9).
+"""Memory flush before compaction, simulated (openclaw-memory.md §9).
 
 ``config`` (the flush settings and OpenClaw's trigger rule, read from an openclaw.json),
 ``transcript`` (any conversation data set's workspace read back as sessions and turns),

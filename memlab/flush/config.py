@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from memlab.config.keys import check_key_tree, json_kind
-from memlab.vocab import FLUSH_RESETS
+from memlab.config.vocab import FLUSH_RESETS
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_SOFT_THRESHOLD_TOKENS = 4_000

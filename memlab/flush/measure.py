@@ -1,6 +1,6 @@
 """Which memory answers later questions better — the flush notes, the transcripts (the
-sessions corpus) or both — and at what cost (issue 32's experiment;
-benchmarks/studies/flush_quality.py and notebook 10 run it).
+sessions corpus) or both — and at what cost (the flush experiment;
+studies/flush_quality.py and notebook 10 run it).
 
 ``compare_memories`` scores each memory of a `FlushWorkspaces` under the same systems with
 the lab (``Lab(level="file")``: a file is a session's memory — its transcript, or the notes
@@ -77,7 +77,7 @@ def compare_memories(
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
     from memlab.eval.significance import holm, paired_ttest
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     frames, cost_rows, means = [], [], []
     for memory in memories:

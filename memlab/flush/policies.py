@@ -7,7 +7,7 @@ such a function (send ``window.prompt`` and ``window.text()``, map its lines bac
 turns); ``simulate`` refuses a note whose sources are not turns of its window, so every
 written note's provenance is true and relevance carries over to it.
 
-The built-in policies (``POLICIES``; names in ``memlab.vocab.FLUSH_POLICIES``):
+The built-in policies (``POLICIES``; names in ``memlab.config.vocab.FLUSH_POLICIES``):
 
 - ``none``: writes nothing (OpenClaw's ``NO_REPLY``; equivalently ``enabled: false``).
 - ``extracted``: the memory points a data set's own LLM memory manager wrote for these

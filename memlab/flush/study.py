@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from memlab.config.vocab import FLUSH_POLICIES
 from memlab.datasets.base import Dataset
 from memlab.flush.config import FlushConfig
 from memlab.flush.lifecycle import simulate
 from memlab.flush.policies import POLICIES, FlushPolicy
 from memlab.flush.transcript import Conversation, attach_realmem_extracted, read_conversations
 from memlab.flush.workspaces import FlushWorkspaces, write_flush_workspaces
-from memlab.vocab import FLUSH_POLICIES
 
 
 def evidence_lines(dataset: Dataset) -> dict[str, frozenset[tuple[str, int]]]:

@@ -1,6 +1,6 @@
 """The memory a flush lifecycle implies, written as data sets the lab evaluates.
 
-Three workspaces per conversation (``memlab.vocab.FLUSH_MEMORIES``), each a folder-format
+Three workspaces per conversation (``memlab.config.vocab.FLUSH_MEMORIES``), each a folder-format
 data set (``memlab.datasets.base``) with the source's questions:
 
 - ``notes``: what the flushes wrote, ``memory/…`` (``layout`` below);
@@ -9,7 +9,7 @@ data set (``memlab.datasets.base``) with the source's questions:
   time as its name, so the as-of rule sees a session only after it;
 - ``both``: the two side by side.
 
-Layouts of the notes (``memlab.vocab.FLUSH_LAYOUTS``):
+Layouts of the notes (``memlab.config.vocab.FLUSH_LAYOUTS``):
 
 - ``daily`` (OpenClaw's): each flush appends ``## Memory flush N — <time>`` and one
   ``- note`` line per note to today's ``memory/YYYY-MM-DD.md`` (UTC date of the session it
@@ -46,10 +46,10 @@ from typing import Any
 
 import pandas as pd
 
+from memlab.config.vocab import FLUSH_LAYOUTS, FLUSH_MEMORIES
 from memlab.datasets.base import Dataset, load_folder
 from memlab.datasets.convwriter import cache_dir, evidence_frame, flatten, session_file_name
 from memlab.flush.lifecycle import FlushedNote, FlushRun
-from memlab.vocab import FLUSH_LAYOUTS, FLUSH_MEMORIES
 
 MARKER = ".memlab-flush.json"
 FORMAT_VERSION = 1

@@ -6,7 +6,7 @@ notebook or a golden test can call each of them alone: ranking (§5–§9) in
 keyword leg in :mod:`~memlab.openclaw_current.keyword` (over given ranks) and
 :mod:`~memlab.openclaw_current.retrieval` (from the index); trigger recall
 (§10) in :mod:`~memlab.openclaw_current.triggers`. The engine runs them as stages and
-legs (``memlab.stages.current``, ``memlab.candidates.KEYWORD_LEGS``) of the
+legs (``memlab.stages.current``, ``memlab.retrieval.candidates.KEYWORD_LEGS``) of the
 ``openclaw-current`` preset. The rest of the release sits beside its 2026-04 counterpart:
 discovery (§1) in ``memlab.store.release_files``, chunking and annotations (§2, §8, §9) in
 ``memlab.chunking.release`` / ``memlab.chunking.annotations``, tools (§11) in
@@ -26,7 +26,6 @@ from memlab.chunking.release import (
     split_curated_entries,
     strip_annotations,
 )
-from memlab.fusion import bm25_rank_to_score  # the release's textScore is OpenClaw's map
 from memlab.openclaw_current.ranking import (
     build_fts_query,
     date_from_path,
@@ -47,6 +46,7 @@ from memlab.openclaw_current.triggers import (
     trigger_context,
     trigger_matches,
 )
+from memlab.retrieval.fusion import bm25_rank_to_score  # the release's textScore is OpenClaw's map
 from memlab.store.release_files import CurrentMemoryFile, list_memory_files
 
 __all__ = [

@@ -16,7 +16,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memlab.fusion import bm25_rank_to_score
 from memlab.openclaw_current.ranking import (
     build_fts_query,
     expansion_keywords,
@@ -24,6 +23,7 @@ from memlab.openclaw_current.ranking import (
     keyword_boost,
     path_specificity,
 )
+from memlab.retrieval.fusion import bm25_rank_to_score
 
 WINDOW = 200  # ranked candidates per search and per leg
 

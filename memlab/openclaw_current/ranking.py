@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memlab.chunking.annotations import INVALID_PROJECT_KEY, JS_SPACE, js_trim
+from memlab.config.vocab import OPENCLAW_CURRENT_TOKENIZERS
 from memlab.openclaw_current.stopwords import ALL_STOP_WORDS, KO_TRAILING_PARTICLES, STOP_WORDS
-from memlab.textquery import utf16_len
-from memlab.vocab import OPENCLAW_CURRENT_TOKENIZERS
+from memlab.retrieval.textquery import utf16_len
 
 HALF_LIFE_DAYS = 30.0
 MMR_LAMBDA = 0.7

@@ -8,7 +8,7 @@ same searches over a path table (one FTS5 row per distinct path, the index's
 tokenizer) — and hands their raw ranks to
 :func:`~memlab.openclaw_current.keyword.keyword_leg`, which merges them as the release
 does (boost on every body hit, exact path tiers, the 200-wide window). It is the
-candidate generation of ``keyword_mode="openclaw-current"`` (``memlab.candidates``).
+candidate generation of ``keyword_mode="openclaw-current"`` (``memlab.retrieval.candidates``).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from memlab.chunking.annotations import INVALID_PROJECT_KEY
 from memlab.chunking.release import chunk_markdown, js_trim, strip_annotations, utf16_prefix
+from memlab.retrieval.textquery import utf16_len
 from memlab.store.release_files import list_memory_files
-from memlab.textquery import utf16_len
 
 __all__ = [
     "LISTED_LIMIT",

@@ -7,7 +7,7 @@ the order ``memlab.stages.STAGES`` declares (spec sections 5–7, peers.md):
    candidate_multiplier)); a CandidateSet retrieved deeper is cut by rank.
 2. ``legs`` / ``normalize``: keyword = OpenClaw's bm25-rank map |r|/(1+|r|)
    (``text_source="bm25map"``) or |bm25| (``"bm25"``); vector = raw cosine;
-   then a normalisation per leg (``memlab.fusion.normalize``).
+   then a normalisation per leg (``memlab.retrieval.fusion.normalize``).
 3. ``fusion``: ``wsum`` (OpenClaw), ``rrf``, ``combsum``, ``combmnz``,
    ``combmax``, or a single leg (``vector``, ``keyword``).
 4. ``decay``: temporal decay (``decay="exact"|"latest"``, exponential or QMD's boost).
@@ -22,17 +22,17 @@ the order ``memlab.stages.STAGES`` declares (spec sections 5–7, peers.md):
 Modes follow OpenClaw: hybrid when both legs run; vector-only (keyword leg
 off) keeps vector hits ≥ min_score with no decay or MMR (unless
 ``rerank_vector_only``); keyword-only (no vectors) boosts each hit by the
-lexical rule of ``memlab.textquery.keyword_only_score``, applies decay but not
+lexical rule of ``memlab.retrieval.textquery.keyword_only_score``, applies decay but not
 MMR, and returns the top results even when none pass ``min_score``.
 
-The presets live in ``memlab.presets``; the result frames and explain traces in
+The presets live in ``memlab.pipeline.presets``; the result frames and explain traces in
 ``memlab.pipeline.explain``. ``memlab.pipeline`` (the package) exports ``Pipeline`` and
-``Ranking`` from this module.
+the ``Ranking`` it returns (``memlab.stages.declare``).
 
 Size: one class, `Pipeline`: its 35 fields, their checks (`_validate`,
 `check_integer`, `check_finite`) and the parameters sweeps set (`get_params`,
 `set_params`, `_split`, `__getattr__`) must agree field by field; `retrieve`,
-`scores` and `rank` delegate to `memlab.candidates` and `memlab.stages`.
+`scores` and `rank` delegate to `memlab.retrieval.candidates` and `memlab.stages`.
 """
 
 from __future__ import annotations
@@ -43,20 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from memlab.candidates import CandidateSet, RetrievalSpec, candidate_depth, retrieve
-from memlab.errors import nearest_name
-from memlab.fusion import clamp_weights
-from memlab.pipeline.explain import ranking_frame
-from memlab.stages import (
-    RESERVED_PARAMS,
-    active_stages,
-    run_stages,
-    stage_param_check,
-    stage_param_defaults,
-)
-from memlab.stages.best_line import check_best_line_pipeline, line_arrays, line_system_factory
-from memlab.stages.order import RESULT_KEYS
-from memlab.vocab import (
+from memlab.config.vocab import (
     DECAY_KINDS,
     DECAY_RULES,
     DEFAULT_MEMORY_FILES,
@@ -70,35 +57,31 @@ from memlab.vocab import (
     TEXT_UNMATCHED,
     WEIGHTED_FUSIONS,
 )
+from memlab.errors import nearest_name
+from memlab.pipeline.explain import ranking_frame
+from memlab.retrieval.candidates import CandidateSet, RetrievalSpec, candidate_depth, retrieve
+from memlab.retrieval.fusion import clamp_weights
+from memlab.stages import (
+    RESERVED_PARAMS,
+    active_stages,
+    run_stages,
+    stage_param_check,
+    stage_param_defaults,
+)
+from memlab.stages.best_line import check_best_line_pipeline, line_arrays, line_system_factory
+from memlab.stages.declare import Ranking
+from memlab.stages.order import RESULT_KEYS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from memlab.store import MemoryIndex
 
-__all__ = ["MIN_MAX_RESULTS", "Pipeline", "Ranking", "check_finite", "check_integer"]
+__all__ = ["MIN_MAX_RESULTS", "Pipeline", "check_finite", "check_integer"]
 
 # The fewest results a search may ask for: the rule of `max_results`, of `--max-results`
 # and of the tools' `maxResults` (memlab.tools.check_search_arguments).
 MIN_MAX_RESULTS = 1
-
-
-@dataclass
-class Ranking:
-    """The selected results of a pipeline over a CandidateSet.
-
-    ``columns`` [Q, K]: candidate columns in result order (−1 = empty slot);
-    ``scores`` [Q, K]: final scores; ``stage`` holds the per-candidate arrays
-    [Q, C] of every stage (keys: ``memlab.stages.STAGE_ARRAYS``; for explain);
-    ``selected_by`` [Q, K] codes: 0 strict, 1 relaxed keyword fallback,
-    2 keyword fill, 3 keyword-only top-up.
-    """
-
-    columns: np.ndarray
-    scores: np.ndarray
-    stage: dict[str, np.ndarray]
-    selected_by: np.ndarray
-    mode: str
 
 
 @dataclass
@@ -292,7 +275,7 @@ class Pipeline:
     def effective_weights(self) -> tuple[float, float]:
         """The (vector, text) weights the fusion actually applies.
 
-        ``wsum`` (OpenClaw's merge): ``memlab.fusion.clamp_weights`` — each weight
+        ``wsum`` (OpenClaw's merge): ``memlab.retrieval.fusion.clamp_weights`` — each weight
         clamped to [0, 1], the pair renormalised to sum 1 (both 0 → 0.7 / 0.3),
         so (0.05, 0.3) mixes as (0.143, 0.857). RRF and the comb* fusions
         multiply each leg by its weight as given (no renormalisation), and the
@@ -357,7 +340,7 @@ class Pipeline:
         return (*names, "subclass") if type(self).custom_stages else names
 
     def retrieval_spec(self, has_vectors: bool = True) -> RetrievalSpec:
-        """What this system needs from an index (``memlab.candidates.RetrievalSpec``).
+        """What this system needs from an index (``memlab.retrieval.candidates.RetrievalSpec``).
 
         ``has_vectors``: whether the index has an embedder. The keyword fallback, unless
         set, is OpenClaw's rule: per-keyword searches only when no vector leg runs.
@@ -397,7 +380,7 @@ class Pipeline:
         ``check_line_index`` (ValueError; also when ``best_line`` is off).
 
         ``cutoffs`` [Q] (Unix seconds, NaN = none): the memory as of each query
-        (``memlab.candidates.retrieve``): only older units are candidates. The line system
+        (``memlab.retrieval.candidates.retrieve``): only older units are candidates. The line system
         runs with the same cut-offs, so its top ``best_line_depth`` lines are taken among
         past lines only and a future line never takes a past line's place.
         """
@@ -486,7 +469,7 @@ class Pipeline:
 
     def line_system(self) -> Pipeline:
         """The line-level system ``best_line`` names (the preset of that name, registered
-        by ``memlab.presets``: ``memlab.stages.best_line.line_system_factory``), returning
+        by ``memlab.pipeline.presets``: ``memlab.stages.best_line.line_system_factory``), returning
         its top ``best_line_depth`` lines, with a leg only where this system has it too (a
         chunk system fallen back to keyword-only ranks by keyword-only lines) and the
         identifier tier when either has it (a chunk ranked by its lines is tiered by them:

@@ -21,18 +21,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.fusion import clamp_weights
+from memlab.config.vocab import SINGLE_LEG_FUSIONS
+from memlab.retrieval.fusion import clamp_weights
+from memlab.retrieval.textquery import identifier_terms
 from memlab.stages import STAGE_ARRAYS, score_terms
 from memlab.stages.legs import leg_values
 from memlab.stages.selection import SELECTED_BY
-from memlab.textquery import identifier_terms
-from memlab.vocab import SINGLE_LEG_FUSIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline, Ranking
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.declare import Ranking
+    from memlab.stages.views import Params
 
 __all__ = ["explain", "explain_formula", "explain_weights", "ranking_frame", "result_rows"]
 
@@ -159,7 +160,7 @@ UNMATCHED_NOTE = {
 }
 
 
-def explain_weights(pipeline: Pipeline) -> tuple[float, float]:
+def explain_weights(pipeline: Params) -> tuple[float, float]:
     """The weights the fusion actually applies to (vector_norm, text_norm).
 
     ``wsum``: OpenClaw's clamp-and-renormalise (``clamp_weights``: 0.7/0.3 stays,
@@ -173,7 +174,7 @@ def explain_weights(pipeline: Pipeline) -> tuple[float, float]:
     return pipeline.effective_weights()
 
 
-def explain_formula(pipeline: Pipeline, mode: str) -> str:
+def explain_formula(pipeline: Params, mode: str) -> str:
     """The score's formula with this system's effective weights, e.g. ``"fused =
     0.700·vector_norm + 0.300·text_norm; score = fused × decay"`` (``+ neighbor`` for a
     system with a context term; a registered stage adds its ``× col`` or ``+ col``, in
@@ -232,7 +233,7 @@ def explain_formula(pipeline: Pipeline, mode: str) -> str:
 
 
 def explain(
-    pipeline: Pipeline, cs: CandidateSet, ranking: Ranking | None = None, *, with_text: bool = False
+    pipeline: Params, cs: CandidateSet, ranking: Ranking | None = None, *, with_text: bool = False
 ) -> pd.DataFrame:
     """Every candidate of every query of ``cs`` with each term of its score and its fate.
 
@@ -388,7 +389,7 @@ def explain(
 
 
 def _drop_reason(
-    p: Pipeline,
+    p: Params,
     mode: str,
     depth: int,
     valid: bool,

@@ -8,7 +8,7 @@
   table ``documents(filepath, title, body)`` with ``porter unicode61`` and column weights
   1.5 / 4.0 / 1.0; ``document_title``), its documents rebuilt from an index's chunks.
 
-The keyword leg ``keyword_mode="qmd"`` (``memlab.candidates``) and the ``qmd_documents``
+The keyword leg ``keyword_mode="qmd"`` (``memlab.retrieval.candidates``) and the ``qmd_documents``
 stage (``memlab.stages.documents``: best chunk per document, RRF with the original
 query's lists weighted 2 and the top-rank bonus) run them; docs/presets.md says where
 ``qmd-like`` still differs from QMD.

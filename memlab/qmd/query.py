@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memlab.textquery import utf16_len
+from memlab.retrieval.textquery import utf16_len
 
 __all__ = [
     "CANDIDATE_LIMIT",

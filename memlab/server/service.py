@@ -2,7 +2,7 @@
 and a watcher thread with its own writer index.
 
 Freshness and concurrency. Two ``MemoryIndex`` objects: the *writer* belongs to a
-``memlab.watch`` thread (settle + debounce, then an incremental sync); the *reader*
+``memlab.files.watch`` thread (settle + debounce, then an incremental sync); the *reader*
 answers every tool call under one lock (a ``MemoryIndex`` is not thread-safe; a search
 holds it for milliseconds). SQLite runs in WAL mode and the writer holds ``DB.lock``,
 so a search never waits for a sync: the wait bound is 0 s (``SYNC_WAIT_S``). A search
@@ -12,7 +12,7 @@ synced, with a ``warning`` naming the stale files; the watcher picks them up wit
 
 Failures. The server starts whatever the embedding provider does: the first sync runs in
 the watcher thread, and ``start`` waits for it at most ``STARTUP_WAIT_S``. A sync that
-fails is retried in the background (``memlab.watch``: ``min(60, debounce · 2ⁿ)`` s); the
+fails is retried in the background (``memlab.files.watch``: ``min(60, debounce · 2ⁿ)`` s); the
 reader's query embedder is a ``memlab.embed.guard.GuardedEmbedder``, so a provider that
 fails or hangs past its timeout makes ``memory_search`` answer from the keyword leg at once
 (OpenClaw's keyword-only mode, with the command line's notice) until a background probe
@@ -104,7 +104,7 @@ class MemoryService:
         deadline; probes from the watcher's first retry wait up to ``RETRY_MAX_S``); None
         for a keyword-only index."""
         from memlab.embed.guard import GuardedEmbedder
-        from memlab.watch import RETRY_MAX_S
+        from memlab.files.watch import RETRY_MAX_S
 
         e = getattr(self.reader, "embedder", None)
         if e is None:
@@ -127,8 +127,8 @@ class MemoryService:
     def watch(self) -> None:
         """The watcher thread's body: the line view (``best_line`` systems: built now, not in
         the first tool call; a failure is recorded and the watcher's syncs, which sync the
-        line views too, retry it), then ``memlab.watch.watch`` on the writer index."""
-        from memlab.watch import watch
+        line views too, retry it), then ``memlab.files.watch.watch`` on the writer index."""
+        from memlab.files.watch import watch
 
         if self.pipeline.best_line:
             try:

@@ -36,8 +36,8 @@ from memlab.stages.builtin import BUILTIN
 from memlab.stages.declare import STAGE_ARRAYS, ArrayInfo, Stage
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = [
     "REORDERING_STAGES",
@@ -152,13 +152,13 @@ def stage_param_check(name: str, value: Any) -> None:
             s.check(name, value)
 
 
-def active_stages(p: Pipeline, mode: str = "hybrid") -> tuple[str, ...]:
+def active_stages(p: Params, mode: str = "hybrid") -> tuple[str, ...]:
     """Names of the stages ``p`` runs in ``mode``, in order."""
     return tuple(s.name for s in STAGES if s.is_active(p, mode))
 
 
 def run_stages(
-    p: Pipeline,
+    p: Params,
     cs: CandidateSet,
     kind: str = "score",
     st: dict[str, np.ndarray] | None = None,
@@ -194,7 +194,7 @@ def params_read(stage: Stage) -> frozenset[str]:
     return frozenset(out)
 
 
-def shared_stages(systems: Sequence[Pipeline], mode: str) -> tuple[str, ...]:
+def shared_stages(systems: Sequence[Params], mode: str) -> tuple[str, ...]:
     """The leading score stages whose arrays are the same for every system of ``systems``
     over the same candidates in ``mode``: each off in all of them, or on in all and
     reading (``params_read``) only parameters on which they agree. Stops at the first
@@ -218,7 +218,7 @@ def shared_stages(systems: Sequence[Pipeline], mode: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def score_terms(p: Pipeline, mode: str) -> list[tuple[str, str]]:
+def score_terms(p: Params, mode: str) -> list[tuple[str, str]]:
     """The (key, op) of every stage on in ``mode`` that changes the score after fusion,
     in order: score = fused, then ``× st[key]``, ``+ st[key]`` or ``= st[key]`` per term
     (explain)."""

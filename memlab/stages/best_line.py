@@ -4,7 +4,7 @@ A ~400-token chunk scored as one unit is one vector of its first 256 word pieces
 BM25 score over every word in it; its lines, scored one by one, can each use the
 turn-level rules (the speaker-shape neighbour rule reads a line's own speaker, which a
 chunk starting mid-message cannot). ``best_line`` (a preset name of
-``memlab.vocab.BEST_LINE_SYSTEMS``; ``""`` = off) names the line system; the search then
+``memlab.config.vocab.BEST_LINE_SYSTEMS``; ``""`` = off) names the line system; the search then
 runs it on the line index of the same files (``MemoryIndex.line_view``), keeps each
 query's top ``best_line_depth`` lines, and this stage, the last score stage, sets
 
@@ -18,9 +18,9 @@ before this stage (``tie_break``), then to insertion order. The line scores arri
 ``CandidateSet.extra[line_scores_key(p)]`` (``line_matrices``; one key per line
 setting, so candidates never lend one setting's scores to another): ``Pipeline.retrieve``
 and the lab's candidates fill it, so the stage itself reads no index. Studied in
-``benchmarks/studies/chunk_lines.py`` (docs/quality.md, "Chunks ranked by their best line").
+``studies/chunk_lines.py`` (docs/quality.md, "Chunks ranked by their best line").
 
-``best_line_order`` (``memlab.vocab.BEST_LINE_ORDERS``) says how the chunks are then
+``best_line_order`` (``memlab.config.vocab.BEST_LINE_ORDERS``) says how the chunks are then
 ordered. ``"max"``: by that score. ``"novel"``: greedily by the best line a chunk adds,
 ``novel_line_order`` — the next chunk is the one holding the best-scoring top line that no
 chunk above it holds, so a chunk that overlaps the one above and owes its score to their
@@ -34,7 +34,7 @@ Engine layer.
 Size: one module because the stage (``best_line_stage``), its order step
 (``novel_line_order``) and the arrays they read (``line_matrices``, ``held_line_codes``,
 keyed by ``line_scores_key`` / ``line_held_key``) are one contract;
-``register_line_system`` sits here so the engine never imports ``memlab.presets``.
+``register_line_system`` sits here so the engine never imports ``memlab.pipeline.presets``.
 """
 
 from __future__ import annotations
@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.vocab import BEST_LINE_ORDERS, BEST_LINE_SYSTEMS, LINE_VIEW_MEMORY_FILES
+from memlab.config.vocab import BEST_LINE_ORDERS, BEST_LINE_SYSTEMS, LINE_VIEW_MEMORY_FILES
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline, Ranking
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.declare import Ranking
+    from memlab.stages.views import Params
 
 __all__ = [
     "BEST_LINE_HELD_KEY",
@@ -78,9 +79,9 @@ __all__ = [
 ]
 
 BEST_LINE_PARAMS = {"best_line": "", "best_line_depth": 100, "best_line_order": "max"}
-# The factories of the line systems, by name: filled by ``memlab.presets`` on import
+# The factories of the line systems, by name: filled by ``memlab.pipeline.presets`` on import
 # (``register_line_system``), since the presets build on the pipeline, not the reverse.
-LINE_SYSTEMS: dict[str, Callable[[], Pipeline]] = {}
+LINE_SYSTEMS: dict[str, Callable[[], Params]] = {}
 # The stage array's name, and the prefix of the CandidateSet.extra keys the line scores
 # travel under (``line_scores_key``: one key per line setting).
 BEST_LINE_KEY = "best_line"
@@ -110,7 +111,7 @@ def check_best_line(name: str, value: object) -> None:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
-def register_line_system(name: str, factory: Callable[[], Pipeline]) -> None:
+def register_line_system(name: str, factory: Callable[[], Params]) -> None:
     """Make ``factory`` the line system ``best_line=name`` runs; ``name`` must be one of
     ``BEST_LINE_SYSTEMS`` (ValueError otherwise)."""
     if name not in BEST_LINE_SYSTEMS:
@@ -118,19 +119,19 @@ def register_line_system(name: str, factory: Callable[[], Pipeline]) -> None:
     LINE_SYSTEMS[name] = factory
 
 
-def line_system_factory(name: str) -> Callable[[], Pipeline]:
-    """The factory registered for ``name``; a ValueError naming ``memlab.presets`` when
+def line_system_factory(name: str) -> Callable[[], Params]:
+    """The factory registered for ``name``; a ValueError naming ``memlab.pipeline.presets`` when
     none is (the presets register theirs when that module is imported)."""
     try:
         return LINE_SYSTEMS[name]
     except KeyError:
         raise ValueError(
             f"best_line={name!r}: no line system registered under that name; "
-            "memlab.presets registers them on import (import it first)"
+            "memlab.pipeline.presets registers them on import (import it first)"
         ) from None
 
 
-def check_best_line_pipeline(p: Pipeline) -> None:
+def check_best_line_pipeline(p: Params) -> None:
     """ValueError when ``best_line`` is combined with what it would silently discard.
 
     The stage replaces the chunk's score by its best line's, so a stage that changes the
@@ -173,12 +174,12 @@ def check_best_line_pipeline(p: Pipeline) -> None:
         )
 
 
-def best_line_active(p: Pipeline, mode: str) -> bool:
+def best_line_active(p: Params, mode: str) -> bool:
     """On in every mode when ``p.best_line`` names a line system."""
     return bool(p.best_line)
 
 
-def novel_lines_active(p: Pipeline, mode: str) -> bool:
+def novel_lines_active(p: Params, mode: str) -> bool:
     """The ``novel_lines`` rank step: on when a best-line system asks for the ``"novel"``
     order."""
     return bool(p.best_line) and p.best_line_order == "novel"
@@ -316,7 +317,7 @@ def line_matrices(
 
 
 def line_arrays(
-    p: Pipeline, cs: CandidateSet, line_system: Pipeline, line_cs: CandidateSet
+    p: Params, cs: CandidateSet, line_system: Params, line_cs: CandidateSet
 ) -> dict[str, np.ndarray]:
     """What chunk system ``p`` reads from its line system, keyed for ``CandidateSet.extra``:
     ``line_system`` ranks ``line_cs`` (the same queries over the line view, rows in ``cs``'s
@@ -382,7 +383,7 @@ def novel_line_order(
     return out
 
 
-def line_scores_key(p: Pipeline) -> str:
+def line_scores_key(p: Params) -> str:
     """The ``CandidateSet.extra`` key of chunk system ``p``'s line scores:
     ``best_line:<line system>:<best_line_depth>:<legs>`` (``:identifier_tier`` appended
     when ``p`` has it: `Pipeline.line_system` inherits it), legs the chunk system's
@@ -397,14 +398,14 @@ def line_scores_key(p: Pipeline) -> str:
     return f"{BEST_LINE_KEY}:{p.best_line}:{p.best_line_depth}:{legs or 'none'}{tier}"
 
 
-def line_held_key(p: Pipeline) -> str:
+def line_held_key(p: Params) -> str:
     """The ``CandidateSet.extra`` key of the lines each candidate chunk of ``p`` holds
     (``held_line_codes``, for ``best_line_order="novel"``): ``line_scores_key`` with the
     prefix ``best_line_held``."""
     return BEST_LINE_HELD_KEY + line_scores_key(p)[len(BEST_LINE_KEY) :]
 
 
-def line_keys(p: Pipeline) -> tuple[str, ...]:
+def line_keys(p: Params) -> tuple[str, ...]:
     """Every ``CandidateSet.extra`` key chunk system ``p`` reads from its line system:
     none with ``best_line`` off, ``line_scores_key``, and ``line_held_key`` for the
     ``"novel"`` order."""
@@ -437,7 +438,7 @@ def carried_line_scores(cs: CandidateSet) -> list[str]:
 
 
 def best_line_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``final`` ← the chunk's best line score (module docstring); ``valid`` keeps only
     chunks holding one of the query's top lines; ``tie_break`` = −(the chunk system's

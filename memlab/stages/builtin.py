@@ -65,16 +65,16 @@ from memlab.stages.order import (
 from memlab.stages.prior import PRIOR_PARAMS, check_prior, prior_active, prior_stage
 
 if TYPE_CHECKING:
-    from memlab.pipeline import Pipeline
+    from memlab.stages.views import Params
 
 __all__ = ["BUILTIN"]
 
 
-def _always(p: Pipeline, mode: str) -> bool:
+def _always(p: Params, mode: str) -> bool:
     return True
 
 
-def _decay_on(p: Pipeline, mode: str) -> bool:
+def _decay_on(p: Params, mode: str) -> bool:
     # OpenClaw: the vector-only path returns vector hits as they are, unless
     # rerank_vector_only (its later release) decays and diversifies them too.
     # OpenClaw 2026.9.6 decays in every mode (decay="openclaw-current").
@@ -83,7 +83,7 @@ def _decay_on(p: Pipeline, mode: str) -> bool:
     )
 
 
-def _mmr_on(p: Pipeline, mode: str) -> bool:
+def _mmr_on(p: Params, mode: str) -> bool:
     return p.mmr != "off" and (mode == "hybrid" or (mode == "vector" and p.rerank_vector_only))
 
 

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memlab.config.vocab import NEIGHBOR_AGGS, NEIGHBOR_SHAPES
 from memlab.stages.shape import ROLE_ASSISTANT, ROLE_USER, chunk_roles, user_assistant_files
-from memlab.vocab import NEIGHBOR_AGGS, NEIGHBOR_SHAPES
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
     from memlab.store import ChunkTable
 
 __all__ = [
@@ -79,7 +79,7 @@ def check_neighbor_shape(name: str, value: object) -> None:
         raise ValueError(f"{name} must be in [0, 1], got {value!r}")
 
 
-def neighbor_active(p: Pipeline, mode: str) -> bool:
+def neighbor_active(p: Params, mode: str) -> bool:
     """The neighbour stage runs when a prev/next weight (one or two steps) is > 0 or the
     shape rule is on."""
     return (
@@ -192,7 +192,7 @@ def heading_chunks(cs: CandidateSet, positions: np.ndarray) -> np.ndarray:
 
 
 def neighbor_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``neighbor`` (the added term, NaN where not valid) and ``final = final + neighbor``
     with the term ``max(wp · F(prev), wn · F(next), 0)``: ``wp, wn`` = ``neighbor_prev``,
@@ -242,7 +242,7 @@ def second_neighbors(neighbor: np.ndarray) -> np.ndarray:
     return np.where(neighbor >= 0, neighbor[np.maximum(neighbor, 0)], -1)
 
 
-def role_weights(p: Pipeline, cs: CandidateSet) -> tuple[np.ndarray, np.ndarray]:
+def role_weights(p: Params, cs: CandidateSet) -> tuple[np.ndarray, np.ndarray]:
     """The [Q, C] previous / next weights of the ``roles`` rule (see ``neighbor_stage``)."""
     at = np.maximum(cs.pos, 0)
     ua, role = user_assistant_files(cs)[at], chunk_roles(cs)[at]
@@ -254,7 +254,7 @@ def role_weights(p: Pipeline, cs: CandidateSet) -> tuple[np.ndarray, np.ndarray]
 
 
 def headings_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``heading_only`` (the candidates removed), and ``valid``, ``final``, ``has_vec``,
     ``has_text`` without them (``neighbor`` and ``file_context``, if present, too: NaN

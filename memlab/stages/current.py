@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.rerank import snippet
+from memlab.config.vocab import SELECTION_RULES
+from memlab.retrieval.rerank import snippet
 from memlab.stages.legs import fusion_stage, normalize_stage
-from memlab.vocab import SELECTION_RULES
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
     from memlab.openclaw_current.mmr import MmrTokenCache
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
     from memlab.store import ChunkTable
 
 __all__ = [
@@ -82,7 +82,7 @@ def _gather(table_col: np.ndarray, cs: CandidateSet) -> np.ndarray:
 
 
 def boosted_keyword_leg(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``text_in`` = the release's keyword score of every keyword hit (see module doc);
     over release candidates also ``has_text`` (path-only hits join) and ``valid``
@@ -116,7 +116,7 @@ def boosted_keyword_leg(
 
 
 def lexical_boost_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The keyword leg's input boosted (``boosted_keyword_leg``), then the normalize and
     fusion stages run again over it (the stage sits after ``fusion`` in ``STAGES``, so
@@ -146,7 +146,7 @@ def _importance_column(table: ChunkTable) -> np.ndarray:
 
 
 def importance_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``importance`` (the multiplier; NaN where not valid) and ``final × importance``."""
     mult = np.where(st["valid"], _gather(_importance_column(cs.table), cs), np.nan)
@@ -174,7 +174,7 @@ def active_keys(value: str | tuple[str, ...] | list[str] | frozenset[str]) -> tu
 
 
 def project_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``project`` multiplier, ``final × project``; chunks with a malformed project
     annotation leave ranking (``valid`` False, ``final`` NaN, ``project_out`` True)."""
@@ -188,7 +188,7 @@ def project_stage(
 
 
 def exact_tiers_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``tier`` (path_specificity of the query for the chunk's path, 0 = none),
     ``rank_score`` (the order key: final for tier 0; for tiers 1–3
@@ -277,7 +277,7 @@ def current_mmr_perm(
     return mmr_rerank_order(scores, snippets, lam, cache=mmr_token_cache(table), keys=keys)
 
 
-def current_order(p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> np.ndarray:
+def current_order(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> np.ndarray:
     """The ranked columns [Q, C] under ``selection_rule="openclaw-current"``: valid ones
     first, by (tier desc, rank_score desc, path ICU order, start line, end line); in
     keyword-only mode ties as the release's keyword list breaks them."""
@@ -308,7 +308,7 @@ def current_order(p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]) -
 
 
 def current_mmr_order(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray], order: np.ndarray
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray], order: np.ndarray
 ) -> np.ndarray:
     """``order`` (from `current_order`: tiers contiguous, highest first) with each tier
     and the untiered rest re-ordered by ``current_mmr_perm`` (the release's MMR, λ =

@@ -5,7 +5,7 @@ or ``"latest"`` (dated files at any depth); ``decay_kind`` exponential
 (``m = 0.5^(age / half_life)``) or QMD's boost; evergreen files (``MEMORY.md``,
 undated notes) keep m = 1. Ages are measured from each query's own time
 (``CandidateSet.times``; the wall clock when it has none). The formulas live
-in ``memlab.rerank`` (``apply_decay``, ``file_timestamp``).
+in ``memlab.retrieval.rerank`` (``apply_decay``, ``file_timestamp``).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.candidates import now_seconds
-from memlab.rerank import apply_decay, file_timestamp
+from memlab.retrieval.candidates import now_seconds
+from memlab.retrieval.rerank import apply_decay, file_timestamp
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
     from memlab.store import ChunkTable
 
 
@@ -44,9 +44,7 @@ def chunk_times(table: ChunkTable, rule: str) -> tuple[np.ndarray, np.ndarray]:
     return table.derived(("times", rule), compute)
 
 
-def decay_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
-) -> dict[str, np.ndarray]:
+def decay_stage(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``decay`` (the multiplier m, NaN where not valid) and ``final = fused × m``."""
     if p.decay == "openclaw-current":
         return current_decay(p, cs, st)
@@ -87,7 +85,7 @@ def current_times_ms(table: ChunkTable) -> np.ndarray:
 
 
 def current_decay(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``decay="openclaw-current"``: m = exp(−ln2/half_life · max(0, (now − t) / 1 day))
     with the release's float operations (``decay_multiplier``), now in ms = the query's

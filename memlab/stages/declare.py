@@ -15,15 +15,32 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memlab.stages import views
-from memlab.stages.views import ArrayView, CandidateView, ParamView
+from memlab.stages.views import ArrayView, CandidateView, Params, ParamView
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
 
-__all__ = ["STAGE_ARRAYS", "STAGE_KINDS", "ArrayInfo", "Stage", "StageFn"]
+__all__ = ["STAGE_ARRAYS", "STAGE_KINDS", "ArrayInfo", "Ranking", "Stage", "StageFn"]
 
-StageFn = Callable[["Pipeline", "CandidateSet", Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+StageFn = Callable[["Params", "CandidateSet", Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+
+
+@dataclass
+class Ranking:
+    """The selected results of a pipeline over a CandidateSet: what the order stages write.
+
+    ``columns`` [Q, K]: candidate columns in result order (−1 = empty slot);
+    ``scores`` [Q, K]: final scores; ``stage`` holds the per-candidate arrays
+    [Q, C] of every stage (keys: ``memlab.stages.STAGE_ARRAYS``; for explain);
+    ``selected_by`` [Q, K] codes: 0 strict, 1 relaxed keyword fallback,
+    2 keyword fill, 3 keyword-only top-up.
+    """
+
+    columns: np.ndarray
+    scores: np.ndarray
+    stage: dict[str, np.ndarray]
+    selected_by: np.ndarray
+    mode: str
 
 
 # ``score`` stages compute the arrays (`Pipeline.scores` runs them); ``order`` stages then
@@ -87,7 +104,7 @@ class Stage:
 
     name: str
     run: StageFn
-    active: Callable[[Pipeline, str], bool]
+    active: Callable[[Params, str], bool]
     writes: tuple[str, ...] = ()
     arrays: Mapping[str, ArrayInfo] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -108,12 +125,12 @@ class Stage:
         if self.kind not in STAGE_KINDS:
             raise ValueError(f"stage {self.name!r}: kind must be one of {STAGE_KINDS}")
 
-    def is_active(self, p: Pipeline, mode: str) -> bool:
+    def is_active(self, p: Params, mode: str) -> bool:
         """``active`` asked through the stage's view of ``p`` (its ``uses`` only)."""
         return bool(self.active(ParamView(p, self.name, self.uses), mode))  # type: ignore[arg-type]
 
     def apply(
-        self, p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+        self, p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
         """``run`` on the stage's views of ``p``, ``cs`` and ``st`` (``memlab.stages.views``:
         an undeclared read raises ``UndeclaredRead``); a key returned that ``writes`` does

@@ -13,7 +13,7 @@ then ``score = Σ_list W·w_leg / (k + rank + 1)`` with ``W = 2`` (the original 
 lists weigh 2; expansion lists, which need a model, would weigh 1) and ``w_leg`` the
 pipeline's ``vector_weight`` / ``text_weight`` (1 in ``qmd-like``), plus the top-rank
 bonus (``rrf_top_bonus``: +0.05 for a file first in a list, +0.02 for second or third:
-``memlab.fusion.rrf_top_bonus``); equal scores in the order QMD meets the files (keyword
+``memlab.retrieval.fusion.rrf_top_bonus``); equal scores in the order QMD meets the files (keyword
 list first, then the vector list's new files: ``tie_break``); the best 40 files kept
 (``CANDIDATE_LIMIT``). A file's result is its best chunk (``memlab.qmd.best_chunk``: the
 most query words), among the chunks the candidates hold (every chunk of the file when the
@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.fusion import rrf_top_bonus
+from memlab.retrieval.fusion import rrf_top_bonus
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = ["ORIGINAL_LIST_WEIGHT", "check_qmd_documents", "qmd_documents_stage"]
 
@@ -62,7 +62,7 @@ def _vector_files(paths: np.ndarray, ranks: np.ndarray, scores: np.ndarray) -> d
 
 
 def qmd_documents_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``qmd_doc`` (= ``final``): each file's fused score on its best chunk, NaN elsewhere
     (the file's other chunks leave the results: ``valid``); ``tie_break``: the order QMD

@@ -20,7 +20,7 @@ file is a path within one segment of the table (``memlab.stages.shape.file_ids``
 indexes of a lab's merged table never share a file). A heading-only chunk (``## Session 3 — 8 May,
 2023``) still counts for its file's maximum — it is what a session's date or title
 matches — and the heading filter after this stage removes it from the results
-(measured both ways in ``benchmarks/studies/transfer_ideas.py``). Engine layer.
+(measured both ways in ``studies/transfer_ideas.py``). Engine layer.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ import numpy as np
 from memlab.stages.shape import conversation_files, file_ids
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = [
     "FILE_CONTEXT_PARAMS",
@@ -60,7 +60,7 @@ def check_file_context(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
-def file_context_active(p: Pipeline, mode: str) -> bool:
+def file_context_active(p: Params, mode: str) -> bool:
     """The stage runs when its weight is > 0."""
     return p.file_context > 0
 
@@ -87,7 +87,7 @@ def file_best(
 
 
 def file_context_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``file_context`` (the added term ``w · max F`` of the chunk's file, NaN where not
     valid) and ``final = final + file_context``; F = ``final − neighbor`` (``final`` when

@@ -7,7 +7,7 @@ everywhere a table or a message shows a system's threshold (``memlab eval``, the
 ``memlab search``'s "no results" hint).
 
 ``score_floor`` is a sound lower bound, computed from the ranges of the leg scores
-(cosine in [−1, 1]; keyword inputs ≥ 0), of each normalisation (``memlab.fusion.normalize``:
+(cosine in [−1, 1]; keyword inputs ≥ 0), of each normalisation (``memlab.retrieval.fusion.normalize``:
 z-scores ≥ −√(n − 1) for n ≤ depth candidates) and of each stage on the score's way
 (decay multiplies by (0, 1], neighbour terms add ≥ 0, file context adds the weight times a
 fused score, a best-line system scores by its line system, QMD's per-file RRF is ≥ 0, a
@@ -23,7 +23,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memlab.pipeline import Pipeline
+    from memlab.stages.views import Params
 
 __all__ = ["NO_THRESHOLD", "keeps_every_score", "score_floor", "threshold_text"]
 
@@ -35,7 +35,7 @@ _NEUTRAL = frozenset(
 )
 # rank_by="recency" scores days since 1970 of a dated file: year 1 at the earliest.
 RECENCY_FLOOR = -719_163.0
-# Normalisations whose values lie in [0, 1] whatever the input (memlab.fusion.normalize).
+# Normalisations whose values lie in [0, 1] whatever the input (memlab.retrieval.fusion.normalize).
 _UNIT_NORMS = frozenset({"minmax", "theoretical", "rank", "sigmoid"})
 
 
@@ -52,17 +52,17 @@ def _leg_floor(norm: str, raw_floor: float, depth: int) -> float:
     return -1.0 if raw_floor < 0 else 0.0
 
 
-def score_floor(p: Pipeline) -> float:
+def score_floor(p: Params) -> float:
     """A lower bound of every final score ``p`` can give (−∞ when a stage it runs cannot
     be bounded; see the module docstring). Assumes both legs may run (hybrid mode), and
     the lower of a leg's floor and ``missing`` for a candidate that leg did not find (with
     ``text_unmatched="floor"``, the keyword floor: at most the matches' spread, at least
     one unit, below the lowest match)."""
-    from memlab.vocab import WEIGHTED_FUSIONS
+    from memlab.config.vocab import WEIGHTED_FUSIONS
 
     vec = _leg_floor(p.vector_norm, -1.0, p.depth)
     text = _leg_floor(p.text_norm, 0.0, p.depth)
-    if p.text_unmatched == "floor":  # memlab.fusion.floor_value: clamped below the lowest
+    if p.text_unmatched == "floor":  # memlab.retrieval.fusion.floor_value: clamped below the lowest
         spread = 2.0 * math.sqrt(max(p.depth, 1) - 1) if p.text_norm == "zscore" else 1.0
         text = min(text, text - max(spread, 1.0))
     if p.keyword and p.vector:
@@ -99,12 +99,12 @@ def score_floor(p: Pipeline) -> float:
     return floor
 
 
-def keeps_every_score(p: Pipeline) -> bool:
+def keeps_every_score(p: Params) -> bool:
     """Whether ``p.min_score`` removes nothing: at or below ``score_floor(p)``."""
     return p.min_score <= score_floor(p)
 
 
-def threshold_text(p: Pipeline) -> str:
+def threshold_text(p: Params) -> str:
     """How a table shows ``p``'s threshold: ``"none"`` when it removes nothing
     (``keeps_every_score``), else ``min_score`` as ``f"{:g}"`` (``0.35``)."""
     return NO_THRESHOLD if keeps_every_score(p) else f"{p.min_score:g}"

@@ -6,10 +6,10 @@ Agents send ``memory_search`` bare identifiers as often as questions: a commit
 rank the unit holding it below a semantically closer one, and a near miss one edit away
 (``INC-3502``) shares most of its tokens. OpenClaw 2026.9.6 lets exact path matches lead
 (its ``exact_tiers``); this stage does the same for the identifiers of the query text
-(``memlab.textquery.identifier_terms``, the one rule of what an identifier is):
+(``memlab.retrieval.textquery.identifier_terms``, the one rule of what an identifier is):
 
     ids_held = number of the query's identifiers the unit's text or its file's path
-               holds verbatim (``memlab.textquery.identifier_pattern``:
+               holds verbatim (``memlab.retrieval.textquery.identifier_pattern``:
                case-insensitive, whole word)
     id_tier  = ids_held × (max final − min final over the query's valid candidates + 1)
     final   += id_tier
@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.textquery import identifier_pattern, identifier_terms
+from memlab.retrieval.textquery import identifier_pattern, identifier_terms
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = ["check_identifier_tier", "identifier_tier_stage", "ids_held"]
 
@@ -71,7 +71,7 @@ def ids_held(cs: CandidateSet, matched: np.ndarray, candidates: np.ndarray) -> n
 
 
 def identifier_tier_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``ids_held`` (NaN where not valid), ``id_tier`` = ids_held × (the query's score span
     + 1) and ``final + id_tier`` (module docstring)."""

@@ -13,13 +13,13 @@ where ``x_f`` are the candidate features of `candidate_features` — exactly the
 ``"a*b"`` are products of two base features: a product of a leg's score with a
 query-level feature is a per-query leg weight (query-adaptive fusion).
 
-The model is fitted in the lab (``memlab.eval.ltr``; ``scripts/fit_learned.py``);
+The model is fitted in the lab (``memlab.eval.ltr``; ``studies/fit_learned.py``);
 the engine only evaluates it. It runs after the heading filter (a dropped
 heading stays dropped) and only in hybrid mode (both legs present). The stage is
 declared in ``memlab.stages`` like every other (off while ``learned_model`` is ``()``);
 this module holds its functions. The fitted model of the candidate preset
-``memlab.presets.memlab_learned`` is a data file, ``learned_model.json`` beside this module
-(package data), that ``scripts/fit_learned.py --write`` writes (`save_model`) and
+``memlab.pipeline.presets.memlab_learned`` is a data file, ``learned_model.json`` beside this module
+(package data), that ``studies/fit_learned.py --write`` writes (`save_model`) and
 `fitted_model` reads on first use.
 """
 
@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.fusion import normalize
+from memlab.config.vocab import LEARNED_FEATURES
+from memlab.retrieval.fusion import normalize
 from memlab.stages.context import neighbor_columns, neighbor_positions
-from memlab.vocab import LEARNED_FEATURES
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = [
     "BASE_FEATURES",
@@ -91,10 +91,10 @@ QUERY_FEATURES: tuple[str, ...] = (
     "agree",  # |top-10 vector ∩ top-10 keyword| / 10
 )
 BASE_FEATURES: tuple[str, ...] = CANDIDATE_FEATURES + QUERY_FEATURES
-# The allowed names live in memlab.vocab (one list for every module); these lists say
+# The allowed names live in memlab.config.vocab (one list for every module); these lists say
 # what each means and in which order the stage computes them.
 if set(BASE_FEATURES) != set(LEARNED_FEATURES) or len(BASE_FEATURES) != len(LEARNED_FEATURES):
-    raise ImportError("memlab.vocab.LEARNED_FEATURES and memlab.stages.learned disagree")
+    raise ImportError("memlab.config.vocab.LEARNED_FEATURES and memlab.stages.learned disagree")
 AGREE_K = 10
 
 
@@ -151,7 +151,7 @@ def candidate_features(
 
     ``has_vec`` / ``has_text``: the candidates each leg found within the system's
     depth; ``valid``: the candidates scored. z-scores and min–max use
-    ``memlab.fusion.normalize`` per query over that leg's hits (one hit → z 0,
+    ``memlab.retrieval.fusion.normalize`` per query over that leg's hits (one hit → z 0,
     min–max 1). Neighbours are the previous / next chunk of the same file
     (``neighbor_positions``) when that chunk is a valid candidate of the query.
     ``prior``: the score so far ([Q, C], NaN → 0; None → 0 everywhere).
@@ -249,7 +249,7 @@ def check_model(name: str, value: Any) -> None:
 
 
 def learned_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``learned`` (the linear score minus the score so far, so explain adds up) and
     ``final`` = the linear score of `linear_score` over `candidate_features`; NaN where
@@ -262,7 +262,7 @@ def learned_stage(
     return {"learned": np.where(valid, score - final, np.nan), "final": score}
 
 
-def learned_active(p: Pipeline, mode: str) -> bool:
+def learned_active(p: Params, mode: str) -> bool:
     """The stage runs when ``p.learned_model`` is set, in hybrid mode only."""
     return bool(p.learned_model) and mode == "hybrid"
 
@@ -273,7 +273,7 @@ ModelRows = tuple[tuple[str, float, float, float], ...]
 
 
 def model_path() -> Path:
-    """Where ``scripts/fit_learned.py --write`` writes the fitted model (this module's
+    """Where ``studies/fit_learned.py --write`` writes the fitted model (this module's
     folder, in a source checkout)."""
     return Path(__file__).with_name(MODEL_FILE)
 
@@ -315,7 +315,7 @@ def save_model(
 
 @cache
 def fitted_model() -> ModelRows:
-    """The model ``memlab.presets.memlab_learned`` runs: the packaged `MODEL_FILE`'s rows,
+    """The model ``memlab.pipeline.presets.memlab_learned`` runs: the packaged `MODEL_FILE`'s rows,
     read on first use (not at import: every search imports this module through
     ``memlab.stages``)."""
     return load_model()

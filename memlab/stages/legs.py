@@ -4,19 +4,19 @@
   rank in that leg below ``Pipeline.depth``) and only if the system uses the
   leg; vector input = cosine, keyword input = OpenClaw's |r|/(1+|r|)
   (``text_source="bm25map"``) or |bm25| (``"bm25"``), NaN where absent.
-- ``normalize``: ``memlab.fusion.normalize`` per leg (lower bounds −1 for a
+- ``normalize``: ``memlab.retrieval.fusion.normalize`` per leg (lower bounds −1 for a
   cosine, 0 for a keyword score, for the "theoretical" normalisation), and
   ``text_floor``: what a candidate the keyword query did not match scores on the
   keyword leg (``text_unmatched``, below).
 - ``fusion``: hybrid mode fuses the legs (``fuse_legs``); vector-only mode
   keeps the vector leg; keyword-only mode boosts each hit by
-  ``memlab.textquery.keyword_only_score`` (or not, ``keyword_boost=False``). A
+  ``memlab.retrieval.textquery.keyword_only_score`` (or not, ``keyword_boost=False``). A
   candidate the fusion cannot score (NaN) is no longer ``valid``.
 
 Weighted sum and RRF are computed in two steps, ``fusion_operands`` (what
 does not depend on the weights or k) and ``FusionOperands.fuse``, so that the
 fast sweep prepares the operands once and fuses many settings with the very
-same float operations as `Pipeline.scores` (and as ``memlab.fusion.weighted_sum``
+same float operations as `Pipeline.scores` (and as ``memlab.retrieval.fusion.weighted_sum``
 / ``rrf``: tested bit-identical in tests/test_stages.py).
 """
 
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.fusion import (
+from memlab.retrieval.fusion import (
     bm25_rank_to_score_array,
     clamp_weights,
     floor_value,
@@ -39,20 +39,18 @@ from memlab.fusion import (
     rrf_top_bonus,
     wsum_kernel,
 )
-from memlab.textquery import keyword_only_score
+from memlab.retrieval.textquery import keyword_only_score
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 # Lower bounds of each leg's input score, for the "theoretical" normalisation.
 VECTOR_LOWER = -1.0
 TEXT_LOWER = 0.0
 
 
-def legs_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
-) -> dict[str, np.ndarray]:
+def legs_stage(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``has_vec``/``has_text`` (found within depth by a leg the system uses), ``valid``
     (either), and the leg inputs ``vec_in`` (cosine) / ``text_in`` (NaN where absent)."""
     mode = p.mode(cs)
@@ -75,7 +73,7 @@ def legs_stage(
 
 
 def normalize_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``vec_norm`` / ``text_norm``: each leg's input under its normalisation (NaN where
     the leg did not find the candidate), and ``text_floor``: the keyword-leg value of a
@@ -83,7 +81,7 @@ def normalize_stage(
 
     - ``"missing"``: the fusion's ``missing`` (OpenClaw: 0, whatever the normalisation —
       under a z-score 0 is the matched hits' mean, so a lone match scores like no match);
-    - ``"floor"``: ``memlab.fusion.floor_value`` of the keyword floor (a score of 0)
+    - ``"floor"``: ``memlab.retrieval.fusion.floor_value`` of the keyword floor (a score of 0)
       under the normalisation of the matched hits, so every match stays above every
       non-match (z-score: (0 − mean)/std, one hit or equal hits → −1);
     - ``"pooled"``: the keyword leg is normalised over every candidate the system scores
@@ -116,7 +114,7 @@ def normalize_stage(
 
 
 def fusion_stage(
-    p: Pipeline,
+    p: Params,
     cs: CandidateSet,
     st: Mapping[str, np.ndarray],
     keyword_boost: bool | None = None,
@@ -181,7 +179,7 @@ class FusionOperands:
 
 
 def fusion_operands(
-    p: Pipeline,
+    p: Params,
     vec_n: np.ndarray,
     text_n: np.ndarray,
     has_v: np.ndarray,
@@ -212,7 +210,7 @@ def fusion_operands(
 
 
 def fuse_legs(
-    p: Pipeline,
+    p: Params,
     vec_n: np.ndarray,
     text_n: np.ndarray,
     has_v: np.ndarray,
@@ -226,7 +224,7 @@ def fuse_legs(
 
     ``wsum``/``rrf`` through `fusion_operands` (weights from ``p``; ``text_floor`` the
     keyword leg's value for a candidate it did not find, None = ``p.missing``);
-    ``vector``/``keyword`` one leg alone; ``comb*`` ``memlab.fusion.fuse`` with the
+    ``vector``/``keyword`` one leg alone; ``comb*`` ``memlab.retrieval.fusion.fuse`` with the
     weights as given (an absent leg adds nothing, as in ranx).
     """
     m = p.fusion
@@ -244,7 +242,7 @@ def fuse_legs(
     return fuse(m, vec=vec_n, text=text_n, params=params, valid=valid)
 
 
-def leg_values(p: Pipeline, st: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def leg_values(p: Params, st: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Each leg's value per candidate in a weighted sum, [Q, C]: the normalised score
     where the leg found the candidate, else its absent value (vector leg: ``p.missing``;
     keyword leg: ``text_floor``, ``normalize_stage``). What ``fusion_operands`` weighs,

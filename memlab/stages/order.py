@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.fusion import clamp_weights
+from memlab.retrieval.fusion import clamp_weights
 from memlab.stages.best_line import carried_line_array, line_held_key, novel_line_order
 from memlab.stages.current import current_mmr_order, current_order
 from memlab.stages.selection import mmr_order, select_rows
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = [
     "RESULT_KEYS",
@@ -59,14 +59,14 @@ def ranked_order(st: Mapping[str, np.ndarray]) -> np.ndarray:
 
 
 def current_order_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``order`` = OpenClaw 2026.9.6's order (``current_order``)."""
     return {"order": current_order(p, cs, st)}
 
 
 def tie_order_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``order`` = lexsort by (−final, ``tie_break``): equal scores by the key the
     best-line stage wrote (ascending), then insertion order; invalid candidates last."""
@@ -74,7 +74,7 @@ def tie_order_stage(
     return {"order": np.lexsort((st["tie_break"], key), axis=-1)}
 
 
-def mmr_stage(p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def mmr_stage(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``order`` re-ordered by MMR (it never adds or drops a candidate): the release's
     MMR per exact tier under its own selection rule (``current_mmr_order``), else
     ``mmr_order`` over each query's valid prefix with ``final`` as relevance."""
@@ -85,7 +85,7 @@ def mmr_stage(p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> di
 
 
 def novel_lines_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """``order`` re-ordered greedily by new lines (``novel_line_order``, the lines each
     chunk holds from ``cs.extra[line_held_key(p)]``); only the first ``max_results``
@@ -98,7 +98,7 @@ def novel_lines_stage(
 
 
 def selection_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
+    p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The results: ``select_rows`` over the list (``min_score``, ``max_results``; in
     hybrid mode OpenClaw's relaxed keyword fallback at min(min_score, text weight) and

@@ -2,7 +2,7 @@
 memory benchmark needs beside any retrieval (RealMem: "a recency-only order of past
 sessions already reaches about 0.56 recall_any@10").
 
-``rank_by`` (``memlab.vocab.RANK_BY``; ``"score"`` = off):
+``rank_by`` (``memlab.config.vocab.RANK_BY``; ``"score"`` = off):
 
 - ``"recency"``: ``final`` = the unit's file time in days since 1970
   (``memlab.store.asof.unit_time``: the date of a dated memory file, plus its ``-HHMM``),
@@ -14,7 +14,7 @@ sessions already reaches about 0.56 recall_any@10").
   file shares it (reduced to files, each order of the files is equally likely).
 
 Both rank only the candidates the legs found, and the score stages before them only
-decide validity; the ``recency`` and ``random`` presets (``memlab.presets``) therefore run
+decide validity; the ``recency`` and ``random`` presets (``memlab.pipeline.presets``) therefore run
 the vector leg over every unit (their depth is every unit an index can hold), so that the
 candidates are the whole memory — as of each query's cut-off when it has one
 (``memlab.store.asof``). Engine layer.
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memlab.config.vocab import RANK_BY
 from memlab.stages.shape import file_ids
 from memlab.store.asof import unit_times
-from memlab.vocab import RANK_BY
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = ["PRIOR_PARAMS", "check_prior", "prior_active", "prior_stage", "random_key"]
 
@@ -52,7 +52,7 @@ def check_prior(name: str, value: object) -> None:
         raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
 
 
-def prior_active(p: Pipeline, mode: str) -> bool:
+def prior_active(p: Params, mode: str) -> bool:
     """On when ``rank_by`` is not ``"score"``."""
     return p.rank_by != "score"
 
@@ -64,9 +64,7 @@ def random_key(seed: int, qid: str, path: str) -> float:
     return int.from_bytes(digest, "big") / 2.0**64
 
 
-def prior_stage(
-    p: Pipeline, cs: CandidateSet, st: Mapping[str, np.ndarray]
-) -> dict[str, np.ndarray]:
+def prior_stage(p: Params, cs: CandidateSet, st: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``prior`` and ``final`` = the prior (module docstring); ``valid`` drops the units a
     recency order cannot place (no time)."""
     pos = np.maximum(cs.pos, 0)

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memlab.rerank import mmr_rerank, mmr_rerank_embeddings
+from memlab.retrieval.rerank import mmr_rerank, mmr_rerank_embeddings
 from memlab.stages.current import current_mmr_perm
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
-    from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
+    from memlab.stages.views import Params
 
 __all__ = ["SELECTED_BY", "mmr_order", "select_rows"]
 
@@ -35,7 +35,7 @@ SELECTED_BY = np.array(["strict", "relaxed", "fill", "top-up"], dtype=object)
 
 
 def mmr_order(
-    p: Pipeline, cs: CandidateSet, order: np.ndarray, valid: np.ndarray, final: np.ndarray
+    p: Params, cs: CandidateSet, order: np.ndarray, valid: np.ndarray, final: np.ndarray
 ) -> np.ndarray:
     """``order`` [Q, C] with each query's valid prefix re-ordered by MMR (``p.mmr``:
     Jaccard over texts, the release's MMR (``"openclaw-current"``) or cosine over

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
+    from memlab.retrieval.candidates import CandidateSet
     from memlab.store.table import ChunkTable
 
 __all__ = [

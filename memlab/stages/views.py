@@ -15,14 +15,24 @@ every read is allowed and recorded as ``RECORDER[stage][kind] -> set of names`` 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["RECORDER", "ArrayView", "CandidateView", "ParamView", "UndeclaredRead"]
+__all__ = ["RECORDER", "ArrayView", "CandidateView", "ParamView", "Params", "UndeclaredRead"]
 
 # None: enforce the declarations; a dict: record every read instead (see the module doc).
 RECORDER: dict[str, dict[str, set[str]]] | None = None
+
+
+class Params(Protocol):
+    """What stages read of a pipeline: its parameters and methods, by attribute. The
+    `ParamView` a stage is handed is one; so is a `memlab.pipeline.Pipeline`, which the
+    helpers of ``memlab.stages`` (``active_stages``, ``score_floor`` …) are called with.
+    Stages are written against this, never against the ``Pipeline`` class, so ``stages/``
+    does not name ``pipeline/`` (which runs them)."""
+
+    def __getattr__(self, name: str) -> Any: ...
 
 
 class UndeclaredRead(LookupError):

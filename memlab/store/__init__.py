@@ -10,7 +10,7 @@ Parts, each in its own module:
   (``DB.tmp-*`` swapped in with ``os.replace``), ``SyncReport``;
 - ``embedcache``: the embedding cache;
 - ``table``: ``ChunkTable`` and its loading in batches within one read transaction;
-- ``legs``: the keyword (FTS5) and vector (``memlab.vectors``) legs;
+- ``legs``: the keyword (FTS5) and vector (``memlab.retrieval.vectors``) legs;
 - ``index``: ``MemoryIndex``, which ties them together (connect/refresh, sync, texts,
   both legs, status).
 
@@ -19,6 +19,7 @@ The invariants these modules keep are stated, with their tests, in docs/reliabil
 
 from __future__ import annotations
 
+from memlab.config.vocab import FTS_TOKENIZE, FTS_TOKENIZERS, VECTOR_BACKENDS
 from memlab.store.embedcache import EMBED_BATCH
 from memlab.store.identity import (
     chunk_id,
@@ -39,7 +40,6 @@ from memlab.store.schema import (
 )
 from memlab.store.sync import SyncReport
 from memlab.store.table import LOAD_BATCH, ChunkTable
-from memlab.vocab import FTS_TOKENIZE, FTS_TOKENIZERS, VECTOR_BACKENDS
 
 __all__ = [
     "BUSY_TIMEOUT",

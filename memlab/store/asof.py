@@ -11,7 +11,7 @@ A unit's time is its file's (``unit_time``): a memory file named for its date,
 sessions of one day keep their order. Anything else — ``MEMORY.md``, undated notes,
 session transcripts, an impossible date — has no time and is always visible.
 
-Both legs apply the cut-off before they cut at their depth (``memlab.candidates.retrieve``),
+Both legs apply the cut-off before they cut at their depth (``memlab.retrieval.candidates.retrieve``),
 so depth counts past units only and no later stage ever sees a future one:
 
 - vector leg: an exact scan of the visible vectors (``memlab.store.legs.vector_leg_visible``);
@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
+from memlab.config.vocab import FTS_TOKENIZE
 from memlab.store.legs import keyword_leg
 from memlab.store.schema import db_error
 from memlab.store.table import TEXT_BATCH, ChunkTable
-from memlab.vocab import FTS_TOKENIZE
 
 __all__ = ["PastKeywords", "check_cutoffs", "unit_time", "unit_times", "visible_rows"]
 

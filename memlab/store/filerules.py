@@ -1,9 +1,9 @@
 """Memory-file rules: which files of a workspace an index holds and how they are chunked.
 
-A rule (``memlab.vocab.MEMORY_FILE_RULES``) is a property of the system being run:
+A rule (``memlab.config.vocab.MEMORY_FILE_RULES``) is a property of the system being run:
 
 - ``"openclaw-2026.4"`` (the default): OpenClaw as pinned 2026-04-13 —
-  ``memlab.workspace.discover_memory_files`` and the index's ``ChunkerConfig``.
+  ``memlab.files.workspace.discover_memory_files`` and the index's ``ChunkerConfig``.
 - ``"openclaw-2026.9"``: release 2026.9.6 (spec ``openclaw-current.md`` §1, §2, §8, §9) —
   ``memlab.store.release_files.list_memory_files`` (root ``MEMORY.md``, root
   ``USER.md``, ``memory/**/*.md`` without ``.openclaw-repair``, extra paths; root
@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.chunking.common import Chunk
-from memlab.vocab import DEFAULT_MEMORY_FILES, MEMORY_FILE_RULES
+from memlab.config.vocab import DEFAULT_MEMORY_FILES, MEMORY_FILE_RULES
 
 if TYPE_CHECKING:
     from memlab.chunking import ChunkerConfig
-    from memlab.workspace import MemoryFile
+    from memlab.files.workspace import MemoryFile
 
 __all__ = [
     "DEFAULT_MEMORY_FILES",
@@ -130,7 +130,7 @@ def discover_files(
     pattern, ``release_files.glob_match``) or ``list_memory_files`` (2026.9, patterns
     matched). ``default_memory=False``: the extra paths only (2026.4; a QMD config's
     ``includeDefaultMemory: false``)."""
-    from memlab.workspace import MemoryFile, discover_memory_files
+    from memlab.files.workspace import MemoryFile, discover_memory_files
 
     if check_memory_files(rule) != CURRENT:
         files = discover_memory_files(

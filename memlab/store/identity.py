@@ -143,7 +143,7 @@ def index_fingerprint(
     ``sources``, ``extra_paths`` (sha256 of their JSON list), ``chunker`` (the chunker's
     fingerprint string; ``filerules.chunker_fingerprint``, which names the release's
     chunking version for 2026.9), ``fts_tokenizer``, ``fts_path_prefix``, ``memory_files``
-    (the discovery and chunking rule, ``memlab.vocab.MEMORY_FILE_RULES``), and
+    (the discovery and chunking rule, ``memlab.config.vocab.MEMORY_FILE_RULES``), and
     ``default_memory: false`` only when the default memory files are left out (so every
     other index keeps its fingerprint).
     """

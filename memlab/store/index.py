@@ -4,7 +4,7 @@ This class ties the store's parts together: the schema (``memlab.store.schema``)
 identity and fingerprint (``identity``), sync and full reindex (``writer`` decides,
 ``sync`` does), the chunk table (``table``) and the legs (``legs``). Vectors are float32
 blobs in ``chunks.embedding``, loaded into memory on first search and served by a
-``memlab.vectors`` engine (exact by default).
+``memlab.retrieval.vectors`` engine (exact by default).
 
 Concurrency (see docs/reliability.md): one writer at a time (``DB.lock``); readers
 never write, so they never wait for a long sync; chunk rowids are never reused, so
@@ -33,7 +33,9 @@ import numpy as np
 
 import memlab.store.legs as legs
 from memlab.chunking import ChunkerConfig
-from memlab.sessions import transcript_places
+from memlab.config.vocab import FTS_TOKENIZE, LINE_VIEW_MEMORY_FILES, SOURCES, VECTOR_BACKENDS
+from memlab.files.sessions import transcript_places
+from memlab.files.workspace import MemoryFile, resolve_workspace
 from memlab.store.asof import PastKeywords
 from memlab.store.filerules import (
     DEFAULT_MEMORY_FILES,
@@ -61,8 +63,6 @@ from memlab.store.schema import (
 from memlab.store.sync import SyncReport, skipped_files, stale_files
 from memlab.store.table import ChunkTable, fetch_texts, load_table
 from memlab.store.writer import IndexWriter
-from memlab.vocab import FTS_TOKENIZE, LINE_VIEW_MEMORY_FILES, SOURCES, VECTOR_BACKENDS
-from memlab.workspace import MemoryFile, resolve_workspace
 
 if TYPE_CHECKING:
     from memlab.config import MemorySearchConfig
@@ -79,14 +79,14 @@ class MemoryIndex(IndexWriter):
     keyword-only mode. The database path defaults to ``default_db_path``.
     ``vector_backend`` picks the vector-leg engine (``VECTOR_BACKENDS``; default
     ``"numpy"``, the exact scan at memory speed) and ``vector_params`` its options
-    (e.g. ``{"nprobe": 32}`` for ``"ivf"``; see ``memlab.vectors.make_engine``).
-    ``memory_files`` (``memlab.vocab.MEMORY_FILE_RULES``): which files are memory and how
+    (e.g. ``{"nprobe": 32}`` for ``"ivf"``; see ``memlab.retrieval.vectors.make_engine``).
+    ``memory_files`` (``memlab.config.vocab.MEMORY_FILE_RULES``): which files are memory and how
     they are chunked (``memlab.store.filerules``): ``"openclaw-2026.4"`` (default; the
     ``chunker``) or ``"openclaw-2026.9"`` (the release's discovery and fixed chunker, with
     per-chunk annotations in ``table.importance``/``project_keys``/``triggers``); part of
     the identity (file name) and the fingerprint.
     ``sources`` with ``"sessions"`` adds the JSONL transcripts of ``sessions_dir``
-    (default: ``memlab.sessions.transcript_places``, ``WORKSPACE/sessions``).
+    (default: ``memlab.files.sessions.transcript_places``, ``WORKSPACE/sessions``).
     One writer at a time: ``sync`` takes an exclusive lock on ``DB.lock`` and
     waits up to ``lock_timeout`` seconds before raising ``IndexLockedError``.
     """
@@ -135,7 +135,7 @@ class MemoryIndex(IndexWriter):
         # Paths as strings; {path, pattern} entries (the 2026.9 rule) kept as dicts.
         self.extra_paths = normalize_extra_entries(extra_paths)
         self.sources = tuple(sources)
-        # one rule of where transcripts are (memlab.sessions.transcript_places)
+        # one rule of where transcripts are (memlab.files.sessions.transcript_places)
         self.sessions_dir = transcript_places(self.workspace, sessions=sessions_dir).jsonl_dir
         self.fts_tokenizer = fts_tokenizer
         self.fts_path_prefix = fts_path_prefix
@@ -532,7 +532,7 @@ class MemoryIndex(IndexWriter):
     def keyword_search(self, fts_query: str | None, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """Run an FTS5 MATCH query: (table positions, bm25 ranks), best (most negative) first.
 
-        ``fts_query`` is an FTS5 expression (see ``memlab.textquery``); ``None``
+        ``fts_query`` is an FTS5 expression (see ``memlab.retrieval.textquery``); ``None``
         or a query SQLite rejects yields no hits, as OpenClaw does.
         """
         return legs.keyword_leg(self.connect, lambda: self.table, self.db_path, fts_query, limit)
@@ -550,7 +550,7 @@ class MemoryIndex(IndexWriter):
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k by cosine (inner product of unit vectors) for a batch of query vectors.
 
-        Served by the ``vector_backend`` engine (``memlab.vectors``), built lazily from
+        Served by the ``vector_backend`` engine (``memlab.retrieval.vectors``), built lazily from
         the chunk table and rebuilt when the table reloads. Exact engines break score
         ties by the lower position. Returns (positions [Q, k'], scores [Q, k']) with
         k' = min(k, N); rows of an all-zero or non-finite query vector (not scanned), and
@@ -572,7 +572,7 @@ class MemoryIndex(IndexWriter):
         return PastKeywords(self.connect, self.table, self.fts_tokenizer, self.db_path)
 
     def set_vector_engine(self, engine: Any) -> None:
-        """Serve the vector leg from a prebuilt ``memlab.vectors`` engine over ``table.vectors``
+        """Serve the vector leg from a prebuilt ``memlab.retrieval.vectors`` engine over ``table.vectors``
         (e.g. an IVF index tuned elsewhere) until the table next reloads after a sync."""
         legs.check_engine(engine, self.table.vectors)
         self._ann = engine
@@ -580,7 +580,7 @@ class MemoryIndex(IndexWriter):
     def vector_engine(self) -> Any:
         """The vector-leg engine over the current table (built on first use)."""
         if self._ann is None:
-            from memlab.vectors import make_engine
+            from memlab.retrieval.vectors import make_engine
 
             vecs = self.table.vectors
             if vecs is None:

@@ -140,7 +140,7 @@ def vector_leg_visible(
 ) -> tuple[np.ndarray, np.ndarray]:
     """`vector_leg` where query ``i`` sees only the rows ``visible(i)`` (bool [N]; None =
     every row): its top k among them, by an exact scan of their vectors
-    (``memlab.vectors.exact_topk``: ties by the lower position, as the exact engines), so
+    (``memlab.retrieval.vectors.exact_topk``: ties by the lower position, as the exact engines), so
     the leg's depth counts visible rows only. Same shape as `vector_leg` ([Q, min(k, N)]);
     a query that sees fewer than k rows leaves the rest of its slots −1 / NaN. Queries
     with the same visible rows are scanned in one batch; those that see every row go to
@@ -150,7 +150,7 @@ def vector_leg_visible(
     are not its results over the visible ones, so a ValueError names it (use the
     ``numpy`` or ``faiss`` vector backend for time cut-offs).
     """
-    from memlab.vectors import exact_topk
+    from memlab.retrieval.vectors import exact_topk
 
     qv = np.atleast_2d(np.asarray(query_vectors, dtype=np.float32))
     nq = qv.shape[0]

@@ -5,7 +5,7 @@ Order: root ``MEMORY.md`` (exact name, regular file), root ``USER.md``, every ``
 ``.openclaw-repair`` folder skipped), then each extra path; duplicates dropped by real path,
 first kept. Root ``memory.md`` and ``DREAMS.md`` are not memory unless an extra path walks
 them (``memory.md`` at the root never is). The walk itself is memlab's hardened one
-(``memlab.workspace.walk_md_files``: no symlinks, no recursion limit, unreadable folders
+(``memlab.files.workspace.walk_md_files``: no symlinks, no recursion limit, unreadable folders
 skipped with a warning). Media files (the release's ``multimodal`` setting) are not listed.
 """
 
@@ -20,7 +20,7 @@ from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 
-from memlab.workspace import (
+from memlab.files.workspace import (
     relative_memory_path,
     resolve_workspace,
     walk_md_files,
@@ -238,7 +238,7 @@ def list_memory_files(
     Extra paths: a folder is walked (its files sorted, ``pattern`` matched against the path
     relative to the folder by ``glob_match``); a file is kept if its name ends ``.md``; a
     symlink, a missing path, root ``memory.md`` or the doctor's archive are skipped silently.
-    A missing workspace raises ``memlab.workspace.WorkspaceError``.
+    A missing workspace raises ``memlab.files.workspace.WorkspaceError``.
     """
     ws = resolve_workspace(workspace)
     found: list[Path] = []
@@ -255,7 +255,7 @@ def list_memory_files(
     mem = _lstat(ws / "memory")
     if mem is not None and stat.S_ISDIR(mem.st_mode):
         found.extend(_walk(ws / "memory", ws, None))
-    # skipped as the release skips them, but said (memlab.workspace.warn_symlinked_roots)
+    # skipped as the release skips them, but said (memlab.files.workspace.warn_symlinked_roots)
     linked = [
         name
         for name, st in (("USER.md", user), ("memory", mem))

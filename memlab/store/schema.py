@@ -17,7 +17,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memlab.vocab import FTS_TOKENIZE
+from memlab.config.vocab import FTS_TOKENIZE
 
 __all__ = [
     "BUSY_TIMEOUT",

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab import __version__
+from memlab.files.workspace import MemoryFile, MemoryFileError, read_memory_file, sha256_text
 from memlab.store.embedcache import copy_cache, embed_with_cache, progress_items, prune_cache
 from memlab.store.filerules import chunk_annotations, row_id_suffix
 from memlab.store.identity import chunk_id, embedder_identity
@@ -44,7 +45,6 @@ from memlab.store.schema import (
     open_db,
     set_meta,
 )
-from memlab.workspace import MemoryFile, MemoryFileError, read_memory_file, sha256_text
 
 if TYPE_CHECKING:
     from memlab.chunking import Chunk, ChunkerConfig
@@ -222,7 +222,7 @@ def read_source(f: MemoryFile, workspace: Path) -> tuple[str, str, float, int]:
     last component protected. Raises ``MemoryFileError`` / ``OSError`` with the reason.
     """
     if f.source == "sessions":
-        from memlab.sessions import read_session_text
+        from memlab.files.sessions import read_session_text
 
         text, mtime, size = read_session_text(f.abspath)
         return text, sha256_text(text), mtime, size

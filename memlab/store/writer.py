@@ -31,7 +31,7 @@ from memlab.store.sync import (
 if TYPE_CHECKING:
     from memlab.chunking import ChunkerConfig
     from memlab.embed import Embedder
-    from memlab.workspace import MemoryFile
+    from memlab.files.workspace import MemoryFile
 
 __all__ = ["IndexWriter"]
 

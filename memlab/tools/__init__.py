@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memlab.rerank import snippet as make_snippet
-from memlab.vocab import CITATION_MODES, DEFAULT_MEMORY_FILES, MCP_CORPORA, MEMORY_FILE_RULES
-from memlab.workspace import MemoryFileError, read_memory_file
+from memlab.config.vocab import CITATION_MODES, DEFAULT_MEMORY_FILES, MCP_CORPORA, MEMORY_FILE_RULES
+from memlab.files.workspace import MemoryFileError, read_memory_file
+from memlab.retrieval.rerank import snippet as make_snippet
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from memlab.candidates import CandidateSet
     from memlab.pipeline import Pipeline, Ranking
+    from memlab.retrieval.candidates import CandidateSet
     from memlab.store import MemoryIndex
 
 SNIPPET_CHARS = 700
@@ -142,7 +142,7 @@ def memory_search(
     unusable index, a provider error without a keyword leg to fall back on) yields
     ``{results: [], disabled: true, unavailable: true, error, warning, action}``.
     """
-    from memlab.presets import openclaw
+    from memlab.pipeline.presets import openclaw
 
     check_search_arguments(query, maxResults, minScore)
     try:
@@ -319,8 +319,8 @@ def search_with_fallback(
     ``now``: the clock for decay, Unix seconds (None = now).
     """
     from memlab.embed import EmbeddingError
+    from memlab.retrieval.textquery import keyword_leg_note
     from memlab.store import IndexCorruptError
-    from memlab.textquery import keyword_leg_note
 
     def run(p: Pipeline) -> SearchOutcome:
         cs = p.retrieve(index, [query], qids=["q"], times=None if now is None else [now])

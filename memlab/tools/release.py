@@ -22,8 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from memlab.chunking.annotations import strip_annotations
 from memlab.chunking.release import utf16_prefix
-from memlab.rerank import snippet as make_snippet
-from memlab.textquery import utf16_len
+from memlab.config.vocab import (
+    CITATION_MODES,
+    OPENCLAW_CURRENT_CORPORA,
+    OPENCLAW_CURRENT_GET_CORPORA,
+)
+from memlab.files.workspace import MemoryFileError, read_memory_file
+from memlab.retrieval.rerank import snippet as make_snippet
+from memlab.retrieval.textquery import utf16_len
 from memlab.tools import (
     SearchArgumentError,
     answer_fields,
@@ -37,8 +43,6 @@ from memlab.tools import (
     unavailable,
     with_limits,
 )
-from memlab.vocab import CITATION_MODES, OPENCLAW_CURRENT_CORPORA, OPENCLAW_CURRENT_GET_CORPORA
-from memlab.workspace import MemoryFileError, read_memory_file
 
 if TYPE_CHECKING:
     from memlab.pipeline import Pipeline

@@ -16,14 +16,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from memlab import tools
-from memlab.tools import release
-from memlab.vocab import (
+from memlab.config.vocab import (
     DEFAULT_MEMORY_FILES,
     MCP_CORPORA,
     MEMORY_FILE_RULES,
     OPENCLAW_CURRENT_CORPORA,
     OPENCLAW_CURRENT_GET_CORPORA,
 )
+from memlab.tools import release
 
 if TYPE_CHECKING:
     from memlab.pipeline import Pipeline

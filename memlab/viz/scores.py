@@ -15,9 +15,9 @@ from memlab.viz.style import COLUMN_LABELS, finish_figure, new_figure, series_co
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from memlab.candidates import CandidateSet
     from memlab.eval.lab import LabCandidates
     from memlab.pipeline import Pipeline
+    from memlab.retrieval.candidates import CandidateSet
 
 __all__ = ["plot_score_distributions", "score_frame"]
 
@@ -54,7 +54,7 @@ def score_frame(cs: CandidateSet | LabCandidates, pipeline: Pipeline) -> pd.Data
 def _distribution_series(
     data: Any, pipelines: Sequence[Pipeline] | None
 ) -> tuple[list[tuple[str, pd.DataFrame]], str]:
-    from memlab.candidates import CandidateSet
+    from memlab.retrieval.candidates import CandidateSet
 
     is_cands = isinstance(data, CandidateSet) or hasattr(data, "cs")
     if is_cands:

@@ -32,18 +32,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from memlab.fusion import clamp_weights
+from memlab.config.vocab import DECAY_RULES, MMR_KINDS
 from memlab.pipeline import Pipeline
 from memlab.pipeline.explain import ranking_frame
-from memlab.presets import PRESETS
-from memlab.presets import preset as make_preset
+from memlab.pipeline.presets import PRESETS
+from memlab.pipeline.presets import preset as make_preset
+from memlab.retrieval.fusion import clamp_weights
 from memlab.stages.best_line import line_keys
-from memlab.vocab import DECAY_RULES, MMR_KINDS
 
 if TYPE_CHECKING:
-    from memlab.candidates import CandidateSet
     from memlab.datasets.base import Dataset
     from memlab.eval.lab import Lab, LabCandidates
+    from memlab.retrieval.candidates import CandidateSet
     from memlab.store import MemoryIndex
 
 __all__ = ["Explorer"]

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memlab.config.vocab import DEFAULT_JUDGE_PRESETS, JUDGE_KEYS
 from memlab.eval.judge import JudgeSession, JudgmentStore, build_pool
-from memlab.vocab import DEFAULT_JUDGE_PRESETS, JUDGE_KEYS
 
 if TYPE_CHECKING:
     from memlab.eval.lab import Lab
@@ -50,7 +50,7 @@ class Judge:
 
         from memlab.datasets.base import load_folder
         from memlab.eval.lab import Lab
-        from memlab.presets import preset
+        from memlab.pipeline.presets import preset
 
         self.folder = Path(folder).expanduser()
         if lab is None:

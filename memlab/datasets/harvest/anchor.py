@@ -108,8 +108,8 @@ class WorkspaceFiles:
     ``vocab.MEMORY_FILE_RULES``, no extra paths), their lines read once."""
 
     def __init__(self, workspace: Path) -> None:
+        from memlab.config.vocab import MEMORY_FILE_RULES
         from memlab.store.filerules import discover_files
-        from memlab.vocab import MEMORY_FILE_RULES
 
         self.root = Path(workspace).resolve()
         self.files: dict[str, Path] = {}
@@ -143,7 +143,7 @@ class WorkspaceFiles:
         final newline), or None when ``path`` is no memory file of the workspace or cannot
         be read as one."""
         if path not in self._lines:
-            from memlab.workspace import MemoryFileError, read_memory_file
+            from memlab.files.workspace import MemoryFileError, read_memory_file
 
             abspath = self.files.get(path)
             text = None

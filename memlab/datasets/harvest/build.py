@@ -1,12 +1,12 @@
 """``harvest``: an agent's transcripts → a folder-format dataset of its own queries.
 
-Reads the transcripts where ``memlab.sessions.transcript_places`` says (read-only), links
+Reads the transcripts where ``memlab.files.sessions.transcript_places`` says (read-only), links
 each ``memory_search`` call to what it showed and what the agent did next
 (``memlab.datasets.harvest.link``), places every span in the workspace as it is now
 (``memlab.datasets.harvest.anchor``) and writes OUT (``memlab.datasets.harvest.writer``):
 
 - ``queries.jsonl``: per call with a query: ``qid`` (``<session>:<entry>``), ``query``,
-  ``group`` (``default``), ``category`` (``memlab.textquery.query_kind``), ``time`` and
+  ``group`` (``default``), ``category`` (``memlab.retrieval.textquery.query_kind``), ``time`` and
   ``cutoff`` (the call's time, Unix seconds: the memory as of the call), ``session``,
   ``entry``, ``maxResults`` / ``minScore`` / ``corpus`` when the call gave them,
   ``error``, ``shown`` (hits the agent saw; null when the result could not be read) and
@@ -48,8 +48,8 @@ from memlab.datasets.harvest.codec import (
 from memlab.datasets.harvest.link import GET_TOOL, SearchCall, link_session
 from memlab.datasets.harvest.report import format_report, query_log_report
 from memlab.datasets.harvest.writer import HarvestError, check_out, trec_docno, write_out
-from memlab.sessions import TranscriptPlaces, transcript_places
-from memlab.textquery import query_kind
+from memlab.files.sessions import TranscriptPlaces, transcript_places
+from memlab.retrieval.textquery import query_kind
 
 __all__ = ["HarvestResult", "harvest"]
 
@@ -227,13 +227,13 @@ def harvest(
 ) -> HarvestResult:
     """Harvest the agent's queries of ``workspace`` into OUT (module docstring).
 
-    Transcripts: ``memlab.sessions.transcript_places(workspace, sessions=, agent=, env=)``,
+    Transcripts: ``memlab.files.sessions.transcript_places(workspace, sessions=, agent=, env=)``,
     read only. Raises ``HarvestError`` (nothing written) when OUT is refused
     (``writer.check_out``), when no transcript place exists, or when they hold no
     ``memory_search`` call with a query; ``WorkspaceError`` for a missing workspace.
     """
     from memlab import __version__
-    from memlab.workspace import resolve_workspace
+    from memlab.files.workspace import resolve_workspace
 
     ws = resolve_workspace(workspace)
     places = transcript_places(ws, sessions=sessions, agent=agent, env=env)

@@ -12,7 +12,7 @@ assistant's tool calls are parts ``{"type": "toolCall", "id", "name", "arguments
 ``toolResult`` carries ``toolCallId``, ``toolName``, ``isError`` and ``content`` (a list of
 parts; OpenClaw's JSON tools answer with one text part holding the pretty-printed JSON).
 
-Where they are (``memlab.sessions.transcript_places``): JSONL files ``<session id>.jsonl``
+Where they are (``memlab.files.sessions.transcript_places``): JSONL files ``<session id>.jsonl``
 (2026-04, and the release's files its doctor has not imported yet), or the release's agent
 database, table ``transcript_events`` (one row per entry: ``session_id``, ``seq``,
 ``event_json``, or ``event_zstd`` + ``event_utf8_bytes`` for a zstd-compressed entry of
@@ -22,7 +22,7 @@ archives (``session_transcript_cold_archives``), compressed ``.zst`` files.
 
 What is kept: the header's id and version, and per entry its id, time and, for messages,
 the role, the text and the tool calls or tool result. A record without a ``type`` holding a
-``role`` or a ``message`` (the bare ``{"role", "content"}`` lines ``memlab.sessions`` also
+``role`` or a ``message`` (the bare ``{"role", "content"}`` lines ``memlab.files.sessions`` also
 reads) is a message; one without an ``id`` (a legacy transcript) is named by its place:
 ``L<line>`` in a file, ``S<seq>`` in the database. Everything else is counted by
 reason (``counts``) and skipped: a line that is not a JSON object, an unknown entry type,
@@ -199,7 +199,7 @@ def parse_entries(
             continue
         kind = rec.get("type")
         if kind is None and ("role" in rec or isinstance(rec.get("message"), dict)):
-            # a bare {role, content} or {message} record (as memlab.sessions reads them)
+            # a bare {role, content} or {message} record (as memlab.files.sessions reads them)
             kind = "message"
             if "message" not in rec:
                 rec = {**rec, "message": rec}
@@ -280,10 +280,10 @@ def transcript_files(folder: Path) -> list[Path]:
 
 def read_jsonl_session(path: Path, counts: Counter[str]) -> Session | None:
     """One JSONL transcript file as a ``Session`` (id: the header's, else the file name
-    before ``.jsonl``), read without following a symlink (``memlab.workspace.read_file_bytes``;
+    before ``.jsonl``), read without following a symlink (``memlab.files.workspace.read_file_bytes``;
     a file that is not regular is counted and None is returned). Invalid UTF-8 is replaced;
     records are split on ``\\n`` only (JSON allows U+2028 inside a string)."""
-    from memlab.workspace import MemoryFileError, read_file_bytes
+    from memlab.files.workspace import MemoryFileError, read_file_bytes
 
     try:
         data, _ = read_file_bytes(path)

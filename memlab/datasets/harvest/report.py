@@ -8,7 +8,7 @@ Over the harvested ``memory_search`` calls (:func:`query_log_report`):
 - the share re-asked within a minute: a call followed, in the same turn (no user message
   between) and from a later assistant message, by another call at most ``REASK_SECONDS``
   later: the agent reformulated or retried on its own;
-- the query kinds (``memlab.textquery.query_kind``);
+- the query kinds (``memlab.retrieval.textquery.query_kind``);
 - the distribution of the scores of the hits shown: count, mean, quartiles, extremes and
   a histogram over ``SCORE_BINS`` equal bins of [0, 1] (a score outside is counted in
   the end bin).
@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from memlab.config.vocab import QUERY_KINDS
 from memlab.datasets.harvest.link import SearchCall
-from memlab.textquery import query_kind
-from memlab.vocab import QUERY_KINDS
+from memlab.retrieval.textquery import query_kind
 
 __all__ = ["REASK_SECONDS", "SCORE_BINS", "format_report", "query_log_report", "reasked"]
 

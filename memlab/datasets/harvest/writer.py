@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from memlab.sessions import TranscriptPlaces
+from memlab.files.sessions import TranscriptPlaces
 
 __all__ = [
     "OUTPUT_FILES",

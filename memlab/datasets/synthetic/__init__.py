@@ -36,7 +36,7 @@ config parameter:
   repeat the date (only the log's name and title carry it).
 - ``cjk``: Chinese notes and questions (FTS5 ``unicode61`` cannot segment them).
 
-The default mix is every category above but ``cjk`` (``memlab.vocab.SYNTH_DEFAULT_MIX``);
+The default mix is every category above but ``cjk`` (``memlab.config.vocab.SYNTH_DEFAULT_MIX``);
 ``querymix`` has the rules of ``identifier``, ``keyword`` and ``dated``.
 
 Five more categories exercise OpenClaw 2026.9.6's new stages and are never in the default

@@ -16,15 +16,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
-from memlab.datasets.synthetic import facts as fx
-from memlab.datasets.synthetic import lexicon as lx
-from memlab.vocab import (
+from memlab.config.vocab import (
     EVAL_LEVELS,
     SYNTH_DEFAULT_MIX,
     SYNTH_PHENOMENA,
     SYNTH_RELEASE_PHENOMENA,
     SYNTH_STYLES,
 )
+from memlab.datasets.synthetic import facts as fx
+from memlab.datasets.synthetic import lexicon as lx
 
 __all__ = [
     "ALL_PHENOMENA",
@@ -69,7 +69,7 @@ class SynthConfig:
     ``near_misses`` (distractor identifiers one edit away from each asked one, in
     ``[0, MAX_NEAR_MISSES]``) and ``digit_ids`` (an all-digit identifier kind joins the
     rotation: ``querymix.id_kinds``) only when ``"identifier"`` is. The default ``mix`` is
-    ``memlab.vocab.SYNTH_DEFAULT_MIX``. Like the realism knobs, ``digit_ids`` is left out
+    ``memlab.config.vocab.SYNTH_DEFAULT_MIX``. Like the realism knobs, ``digit_ids`` is left out
     of ``dataset.json`` at its default (``LATER_FIELDS``).
 
     The realism knobs (``REALISM_KNOBS``; at their defaults the corpus is the one this

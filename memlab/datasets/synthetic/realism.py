@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import random
 
+from memlab.config.vocab import SYNTH_WORD_CATEGORIES
 from memlab.datasets.synthetic import lexicon as lx
 from memlab.datasets.synthetic import realism_wording as rw
 from memlab.datasets.synthetic.base import Build, Reword, random_stream
-from memlab.vocab import SYNTH_WORD_CATEGORIES
 
 __all__ = ["add_confusers", "apply_paraphrase", "reword_for", "reworded", "swapped_units"]
 

@@ -72,7 +72,7 @@ def query_terms(query: str) -> list[str]:
     """The words of ``query`` worth marking: its identifiers
     (``textquery.identifier_terms``) and keywords (``textquery.extract_keywords``),
     de-duplicated case-insensitively, longest first (so a longer term is marked whole)."""
-    from memlab.textquery import extract_keywords, identifier_terms
+    from memlab.retrieval.textquery import extract_keywords, identifier_terms
 
     seen: dict[str, str] = {}
     for t in [*identifier_terms(query), *extract_keywords(query)]:

@@ -31,7 +31,7 @@ from itertools import combinations
 
 import numpy as np
 
-from memlab.vocab import JUDGE_GAINS
+from memlab.config.vocab import JUDGE_GAINS
 
 __all__ = ["TOLERANCE", "PairOrder", "decide_count", "rank_gains"]
 

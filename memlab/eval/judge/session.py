@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from memlab.config.vocab import JUDGE_KEYS
 from memlab.eval.judge.card import Card, make_card
 from memlab.eval.judge.order import PairOrder
 from memlab.eval.judge.pool import Pool, PoolItem
 from memlab.eval.judge.store import JudgmentStore
-from memlab.vocab import JUDGE_KEYS
 
 __all__ = ["JudgeSession", "Progress"]
 

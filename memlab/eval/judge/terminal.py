@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from typing import IO
 
+from memlab.config.vocab import JUDGE_KEYS
 from memlab.errors import EXIT_INTERRUPTED, EXIT_OK
 from memlab.eval.judge.session import JudgeSession
-from memlab.vocab import JUDGE_KEYS
 
 __all__ = ["read_key", "run_loop"]
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.candidates import CandidateSet
 from memlab.chunking import estimate_chars
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import SpanTable, file_hits, hits_from_topk
+from memlab.retrieval.candidates import CandidateSet
 
 if TYPE_CHECKING:
     from memlab.datasets.base import Dataset
@@ -77,7 +77,7 @@ class LabCandidates:
         """Token estimate (weighted chars / 4, as OpenClaw's 4 chars per token) of each
         candidate chunk's 700-char snippet, by table position (NaN where never a candidate)."""
         if self._tokens is None:
-            from memlab.rerank import snippet
+            from memlab.retrieval.rerank import snippet
 
             tok = np.full(len(self.cs.table), np.nan)
             pos = np.unique(self.cs.pos[self.cs.pos >= 0])

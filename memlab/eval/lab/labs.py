@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from memlab.candidates import CandidateSet, retrieve
 from memlab.chunking import ChunkerConfig
+from memlab.config.vocab import EVAL_LEVELS
 from memlab.embed.cached import CachedEmbedder
 from memlab.eval.lab.candidates import GROUP_SEP, LabCandidates, keyed_evidence
 from memlab.eval.merge import TextSource, merge_candidate_sets
 from memlab.eval.relevance import candidate_coverage, span_table
+from memlab.retrieval.candidates import CandidateSet, retrieve
 from memlab.stages.best_line import line_arrays, line_keys
 from memlab.store import MemoryIndex
 from memlab.store.filerules import DEFAULT_MEMORY_FILES, check_memory_files, chunker_fingerprint
-from memlab.vocab import EVAL_LEVELS
 
 if TYPE_CHECKING:
     from memlab.datasets.base import Dataset
@@ -105,7 +105,7 @@ class Lab:
     memory as of its cut-off — only older units are candidates (``memlab.store.asof``),
     in this lab, its line lab and every tokenizer's lab; the candidate cache is keyed by
     the cut-offs. False: every question sees the whole workspace. ``level``
-    (``memlab.vocab.EVAL_LEVELS``): ``"unit"`` (default) scores the ranked units,
+    (``memlab.config.vocab.EVAL_LEVELS``): ``"unit"`` (default) scores the ranked units,
     ``"file"`` their files (a file = a session; `LabCandidates.rank`).
     ``executor`` (default None: here, group after group) runs each retrieval's groups
     elsewhere — `memlab.eval.raylab.RayRunner`: one Ray task per workspace group, the

@@ -14,8 +14,8 @@ import pandas as pd
 
 from memlab.datasets.synthetic.lexicon import content_words
 from memlab.eval.stats.units import GroupUnits, word_tokens
+from memlab.retrieval.textquery import query_kind
 from memlab.store.asof import visible_rows
-from memlab.textquery import query_kind
 
 __all__ = [
     "QUERY_FORMS",
@@ -80,7 +80,7 @@ def term_overlap(terms: Collection[str], units: Iterable[Collection[str]]) -> fl
 
 def query_form(query: str, spans: int) -> str:
     """What a query looks like, the first that holds of: ``cjk`` (``has_cjk``), ``dated`` (an
-    ISO date, or a month name and a day), ``identifier`` (``memlab.textquery.query_kind``:
+    ISO date, or a month name and a day), ``identifier`` (``memlab.retrieval.textquery.query_kind``:
     it names one), ``multi`` (its evidence is two spans or more), ``keyword``
     (``query_kind``'s ``keywords`` — no question mark, no opening question or request word —
     of at most ``KEYWORD_WORDS`` words: a longer such phrase is a sentence, asked in words)

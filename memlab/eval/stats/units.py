@@ -1,7 +1,7 @@
 """The units a dataset's statistics read: every non-blank line of every memory file.
 
 One ``GroupUnits`` per workspace group: the lines in discovery order (OpenClaw 2026-04's
-rule, ``memlab.workspace.discover_memory_files``: ``MEMORY.md``, then ``memory/**``), each
+rule, ``memlab.files.workspace.discover_memory_files``: ``MEMORY.md``, then ``memory/**``), each
 with its file, line number, text, stemmed content terms (``lexicon.content_words``) and
 whether it is a transcript line (``memlab.stages.shape.transcript_line``: a speaker label
 that does not start a list item). Headings are lines too: a file-level evidence span (a
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from memlab.datasets.synthetic.lexicon import content_words
+from memlab.files.workspace import discover_memory_files
 from memlab.stages.shape import transcript_line
 from memlab.store.asof import unit_time
-from memlab.workspace import discover_memory_files
 
 __all__ = ["GroupUnits", "dataset_units", "group_units", "word_tokens"]
 

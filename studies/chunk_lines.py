@@ -24,7 +24,7 @@ the chunk-as-unit system's results (every chunk of the conversation is its candi
 heading-only chunks dropped), so every system orders the same chunks.
 
 Systems are measured at chunk level with the lab's metrics (recall@6 = OpenClaw's
-maxResults, recall@10, nDCG@10) on the same halves as ``benchmarks/studies/chunk_quality.py``
+maxResults, recall@10, nDCG@10) on the same halves as ``studies/chunk_quality.py``
 (LoCoMo by question, BEAM by chat; ``memlab.eval.protocol``). The mix weight is chosen on
 the mean of both tune halves' recall@6; report halves are only printed. The paired t-test
 (``memlab.eval.significance.paired_ttest``) compares each system with the chunk-as-unit
@@ -65,7 +65,7 @@ vector caches warm, 2 cores under load; the first run embeds every line and chun
 sets: 6 min 25 s on a fresh clone; the mpnet rows of "What the chunk level still misses":
 ``--model DIR --sets locomo``):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/chunk_lines.py --json chunk_lines.json
+    nice -n 10 .venv/bin/python studies/chunk_lines.py --json chunk_lines.json
 
 The objective is the mean of the printed (4-digit) tune figures.
 """
@@ -76,32 +76,32 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 import pandas as pd
 
 from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
-from benchmarks.studies.shared import (
-    base_embedder,
-    choose_simplest,
-    dev_sets,
-    fingerprints,
-    split_summary,
-)
 from memlab.eval.evidence import evidence_ranks, rank_shares
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.eval.protocol import conversation_halves
 from memlab.eval.significance import paired_ttest
-from memlab.fusion import normalize
 from memlab.pipeline import Pipeline, Ranking
-from memlab.presets import memlab_best, preset
+from memlab.pipeline.presets import memlab_best, preset
+from memlab.retrieval.fusion import normalize
 from memlab.stages.best_line import (
     LineHits,
     best_line_scores,
     held_lines,
     line_hits,
     line_system_factory,
+)
+from studies.shared import (
+    base_embedder,
+    choose_simplest,
+    dev_sets,
+    fingerprints,
+    split_summary,
 )
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
@@ -192,7 +192,7 @@ def chunk_view(lab: Lab) -> tuple[LabCandidates, np.ndarray, np.ndarray]:
 
 def mix_scores(base: np.ndarray, line: np.ndarray, keep: np.ndarray, a: float) -> np.ndarray:
     """One query's mix ``z(base) + a · z(line)`` over the kept columns (NaN elsewhere): each
-    view z-scored over the kept columns (``memlab.fusion.normalize(·, "zscore")``: population
+    view z-scored over the kept columns (``memlab.retrieval.fusion.normalize(·, "zscore")``: population
     sd, a constant view gives 0); a kept column without a line score takes
     the lowest line score of the kept columns (all 0 when none has one)."""
     s_line = np.where(keep, line, np.nan)

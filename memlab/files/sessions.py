@@ -127,10 +127,10 @@ def transcript_lines(raw: str) -> list[str]:
 def read_session_text(path: str | os.PathLike[str]) -> tuple[str, float, int]:
     """(indexed text, mtime, size) of a transcript file; invalid UTF-8 is replaced.
 
-    Read like a memory file (``memlab.workspace.read_file_bytes``): never through a
+    Read like a memory file (``memlab.files.workspace.read_file_bytes``): never through a
     symlink, never blocking on a FIFO; raises ``MemoryFileError`` when unreadable.
     """
-    from memlab.workspace import read_file_bytes
+    from memlab.files.workspace import read_file_bytes
 
     data, st = read_file_bytes(path)
     raw = data.decode("utf-8", errors="replace")

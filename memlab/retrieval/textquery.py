@@ -277,7 +277,7 @@ _QUESTION_MARKS = "?\uff1f\u061f\u037e"
 
 
 def query_kind(query: str) -> str:
-    """The kind of a query an agent sent (one of ``memlab.vocab.QUERY_KINDS``):
+    """The kind of a query an agent sent (one of ``memlab.config.vocab.QUERY_KINDS``):
 
     - ``identifier``: it names an identifier (:func:`identifier_terms` finds one: a commit,
       ticket, host, IP, version, path …), whatever its form, since an agent looking one up

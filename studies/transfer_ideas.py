@@ -19,8 +19,8 @@ d. the error analysis: R@10 by LoCoMo category on the tune half, before and afte
 
 PROTOCOL. Dev sets: LoCoMo dev (``../shared/datasets/locomo``) and BEAM 100K chats 1–10
 (``../shared/datasets/beam``). Tune halves: LoCoMo's question split (``memlab-best``'s:
-``split_queries(0.5, seed=0, strata=category)``, ``benchmarks.studies.shared.locomo_split``) and
-BEAM's odd chats (``benchmarks.studies.shared.beam_split``). Every setting is chosen on
+``split_queries(0.5, seed=0, strata=category)``, ``studies.shared.locomo_split``) and
+BEAM's odd chats (``studies.shared.beam_split``). Every setting is chosen on
 these two tune halves only: objective R@5 + R@10 (in %), summed over the two when a
 parameter acts on both sets. An idea is kept only when its chosen setting helps on both
 tune halves, or helps on one and is exactly neutral on the other. LoCoMo is also split
@@ -35,7 +35,7 @@ conversations as its tune questions: docs/quality.md, Protocol.)
 Reproduce (docs/quality.md, "File context and a wider neighbour window"; vectors cached
 by the lab under ``~/.cache/memlab/lab``: minutes, most of it the combined grid):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/transfer_ideas.py --json transfer.json
+    nice -n 10 .venv/bin/python studies/transfer_ideas.py --json transfer.json
 """
 
 from __future__ import annotations
@@ -47,21 +47,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
-from benchmarks.studies.shared import base_embedder, dev_sets, locomo_split
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import HALVES, conversation_halves
 from memlab.pipeline import Pipeline
-from memlab.presets import TURN_CONTEXT_OFF, memlab_best, preset
+from memlab.pipeline.presets import TURN_CONTEXT_OFF, memlab_best, preset
 from memlab.stages import Stage, registered
 from memlab.stages.context import neighbor_positions, neighbor_scores
 from memlab.stages.file_context import file_ids
 from memlab.stages.legs import fusion_stage, normalize_stage
 from memlab.stages.shape import ROLE_ASSISTANT, ROLE_USER, chunk_roles, user_assistant_files
+from studies.shared import base_embedder, dev_sets, locomo_split
 
 METRICS = ["recall@5", "recall@10", "ndcg@10"]
 TUNE = ("L-q tune", "L-c tune", "B tune")

@@ -19,7 +19,7 @@ statistics (``memlab synth --like``), its plateau midpoint and preset order.
 Reproduce (docs/realism.md; all-MiniLM-L6-v2; the first run embeds the ladders and the dev
 sets, ~10 min on 2 shared cores, cached after; ``--embedder hashing`` for a fast check):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/realism_curve.py --json benchmarks/results/realism_curve.json
+    nice -n 10 .venv/bin/python studies/realism_curve.py --json benchmarks/results/realism_curve.json
 
 ``--make-datasets`` writes the two ladders into ``datasets/`` (deterministic per config).
 """
@@ -30,12 +30,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 from benchmarks._common import REPO, cache_dir, log, parser, print_table, report
-from benchmarks.studies.shared import base_embedder
 from memlab.eval.realism import (
     CURVE_PRESETS,
     LADDERS,
@@ -50,6 +49,7 @@ from memlab.eval.realism import (
     measure_points,
     place,
 )
+from studies.shared import base_embedder
 
 # Each real set: loader name, unit, metric (RealMem's own, at its file level).
 REAL = {

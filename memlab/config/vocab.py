@@ -26,7 +26,7 @@ OPENCLAW_TOKENIZERS: tuple[str, ...] = ("unicode61", "trigram")
 OPENCLAW_CURRENT_TOKENIZERS: tuple[str, ...] = OPENCLAW_TOKENIZERS
 # memory.search.multimodal.modalities of release 2026.9.6 (memlab.config.release).
 MULTIMODAL_MODALITIES: tuple[str, ...] = ("image", "audio", "all")
-# Vector-leg engines (memlab.vectors): "numpy" the exact scan at memory speed; "faiss"
+# Vector-leg engines (memlab.retrieval.vectors): "numpy" the exact scan at memory speed; "faiss"
 # exact too; "fp16"/"sq8" quantised scans re-scored exactly; "ivf"/"hnsw" approximate.
 VECTOR_BACKENDS: tuple[str, ...] = ("numpy", "faiss", "fp16", "sq8", "ivf", "hnsw")
 # Chunkers (memlab.chunking.ChunkerConfig.kind).
@@ -71,14 +71,14 @@ LAB_EMBEDDERS: tuple[str, ...] = ("local", "hashing", "none")
 # sentence-transformers, or onnxruntime (memlab.embed.onnx: no torch on the query path).
 LOCAL_BACKENDS: tuple[str, ...] = ("torch", "onnx", "onnx-int8")
 # The default: onnx gives the torch path's vectors (cosine >= 0.9999, the same index
-# identity, identical LoCoMo top-10) without importing torch on a query (issue 16;
+# identity, identical LoCoMo top-10) without importing torch on a query (
 # docs/benchmarks.md). torch stays one flag away (--local-backend torch).
 DEFAULT_LOCAL_BACKEND = "onnx"
 # Numeric precisions of the onnxruntime graph (memlab.embed.onnx): the fp32 export, or its
 # dynamically quantised int8 copy (backend onnx-int8).
 ONNX_PRECISIONS: tuple[str, ...] = ("fp32", "int8")
 
-# What kind of query an agent sent (memlab.textquery.query_kind: the rule): one naming an
+# What kind of query an agent sent (memlab.retrieval.textquery.query_kind: the rule): one naming an
 # identifier it looks up verbatim, a question, or bare keywords.
 QUERY_KINDS: tuple[str, ...] = ("identifier", "question", "keywords")
 
@@ -125,7 +125,7 @@ RANK_BY: tuple[str, ...] = ("score", "recency", "random")
 # Ordering + selection rules of the selection stage (memlab.stages.current).
 SELECTION_RULES: tuple[str, ...] = ("openclaw", "openclaw-current")
 CITATION_MODES: tuple[str, ...] = ("auto", "on", "off")
-# Steps after which MEMLAB_DOCTOR_CRASH_AFTER kills `memlab doctor --fix` (memlab.doctor, tests).
+# Steps after which MEMLAB_DOCTOR_CRASH_AFTER kills `memlab doctor --fix` (memlab.files.doctor, tests).
 DOCTOR_CRASH_STEPS: tuple[str, ...] = (
     *("repair-dir", "archive-dir", "archive-partial", "archive-tmp", "archive"),
     *("append-partial", "append-tmp", "append", "remove"),

@@ -7,14 +7,14 @@ conversations it never saw. all-MiniLM-L6-v2 reads the first 256 word pieces of 
 pooled) and measures what that does to the vector leg and to the fused presets.
 ``memlab-best-chunk`` here is its chunk-as-unit system (``benchmarks._common.chunk_as_unit``,
 printed as "memlab-best-chunk (chunks as units)"), the system these figures were measured
-with; the preset now ranks chunks by their best line (``benchmarks/studies/chunk_lines.py``).
+with; the preset now ranks chunks by their best line (``studies/chunk_lines.py``).
 
 Parts (``--parts``; each prints its tables, every figure goes to ``--json``):
 
 - ``tokens``: how many chunks exceed 256 word pieces (so are truncated today);
 - ``pool``: recall@6, recall@10, nDCG@10 of ``vector``, ``bm25``, ``memlab-best-chunk`` and
   ``memlab-best`` with truncated, max-pooled and mean-pooled chunk vectors;
-- ``grid``: ``benchmarks/studies/locomo_quality.py``'s 150-point grid (leg normalisation × vector
+- ``grid``: ``studies/locomo_quality.py``'s 150-point grid (leg normalisation × vector
   weight × neighbour weights) around ``memlab-best-chunk``, with truncated and with
   max-pooled vectors, chosen on recall@6; then the chosen point on BEAM;
 - ``ideas``: cheap variants of ``memlab-best-chunk``, one change each (keyword leg alone,
@@ -28,7 +28,7 @@ Parts (``--parts``; each prints its tables, every figure goes to ``--json``):
   ``memlab-best-chunk`` on BEAM's tune chats), with the truncated and the MaxSim vector leg.
 
 Protocol. Dev sets: LoCoMo dev and BEAM chats 1–10 of 100K, ``--unit chunk``. Halves as in
-``benchmarks.studies.shared.dev_sets``: LoCoMo by question (``split_queries`` 0.5, seed 0,
+``studies.shared.dev_sets``: LoCoMo by question (``split_queries`` 0.5, seed 0,
 stratified by category: 498 tune / 498 report), BEAM by conversation (tune = chats 1, 3, 5,
 7, 9; report = 2, 4, 6, 8, 10). Every choice is made on the tune halves (the grid's
 objective: recall@6 on LoCoMo's tune half; its choice is then checked on BEAM's tune
@@ -38,7 +38,7 @@ same five conversations as the tune ones (their text was seen, the questions wer
 Reproduce (docs/quality.md, "Chunk-level ideas"; ``--parts tokens,pool`` to choose;
 ``--poolings`` for ``grid`` and ``ideas``, default ``truncated,max``):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/chunk_quality.py --poolings truncated,max,mean --json chunk.json
+    nice -n 10 .venv/bin/python studies/chunk_quality.py --poolings truncated,max,mean --json chunk.json
 
 Chunk vectors are cached in the lab's vector cache
 (window vectors under the truncated model's identity, pooled chunk vectors under the pooled
@@ -54,12 +54,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 from benchmarks._common import CHUNK_UNIT_NAME, chunk_as_unit, log, parser, print_table, report
-from benchmarks.studies.shared import (
+from memlab.eval.lab import Lab
+from memlab.pipeline import Pipeline
+from memlab.pipeline.presets import memlab_best, preset
+from studies.shared import (
     LEGS,
     base_embedder,
     dev_sets,
@@ -71,9 +74,6 @@ from benchmarks.studies.shared import (
     split_summary,
     warm_windows,
 )
-from memlab.eval.lab import Lab
-from memlab.pipeline import Pipeline
-from memlab.presets import memlab_best, preset
 
 METRICS = ["recall@6", "recall@10", "ndcg@10"]
 POOLINGS = ("truncated", "max", "mean")

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memlab.vocab import DOCTOR_CRASH_STEPS
+from memlab.config.vocab import DOCTOR_CRASH_STEPS
 
 ROOT_MEMORY = "MEMORY.md"
 LEGACY_ROOT_MEMORY = "memory.md"

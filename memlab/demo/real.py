@@ -37,7 +37,7 @@ N_RESAMPLES = 10_000
 def shipped_persona() -> Path | None:
     """``datasets/realmem`` of the repository this package runs from (the demo's real
     persona), or None when memlab runs from an installed package without the checkout."""
-    folder = Path(__file__).resolve().parents[1] / "datasets" / "realmem"
+    folder = Path(__file__).resolve().parents[2] / "datasets" / "realmem"
     return folder if any(folder.glob("*.json.gz")) else None
 
 
@@ -68,7 +68,7 @@ def run_real(
     from memlab.eval.lab import Lab
     from memlab.eval.significance import bootstrap_ci
     from memlab.eval.sweep import split_queries, sweep
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     src = shipped_persona()
     if src is None:
@@ -227,7 +227,7 @@ def conclusion(synthetic: dict[str, Any], real: dict[str, Any] | None) -> list[s
             f" corpus, {b['real persona']} on the real persona (Δ {_signed(d['delta'])},"
             f" 95% CI [{_signed(d['ci'][0])}, {_signed(d['ci'][1])}])" + why_small + "; on"
             " RealMem's five dev personas, LoCoMo and BEAM it leads the 0.7/0.3 sum"
-            " (docs/quality.md, benchmarks/studies/realmem_quality.py)."
+            " (docs/quality.md, studies/realmem_quality.py)."
         )
     stronger = {k: ("vector" if v[0] > v[1] else "bm25") for k, v in legs.items()}
     if len(set(stronger.values())) == 1:

@@ -20,7 +20,7 @@ Reproduce (docs/quality.md, "Does the synthetic corpus order the systems as real
 does?"; ~1–2 min on the lab's warm caches; a first run embeds LoCoMo, BEAM and RealMem; a
 data set that is not found is skipped with a message):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/rank_agreement.py --json benchmarks/results/rank_agreement.json
+    nice -n 10 .venv/bin/python studies/rank_agreement.py --json benchmarks/results/rank_agreement.json
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 from benchmarks._common import log, parser, print_table, report
-from benchmarks.studies.shared import committed_lab, per_query_means
+from studies.shared import committed_lab, per_query_means
 
 PRESETS = (
     "recency",
@@ -66,7 +66,7 @@ def _means(res: Any, metric: str, qids: Any = None) -> dict[str, float]:
 def synthetic() -> dict[str, dict[str, float]]:
     """``synthetic-medium`` as a whole and per category: {name: {preset: recall@10}}."""
     from memlab.eval.experiment import run_experiment
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     lab = committed_lab("synthetic-medium")
     ds = lab.dataset
@@ -85,7 +85,7 @@ def conversations() -> dict[str, dict[str, float]]:
     from memlab.datasets.locomo import load_locomo
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     out = {}
     for name, load in (("locomo", load_locomo), ("beam", load_beam)):
@@ -108,7 +108,7 @@ def realmem() -> dict[str, dict[str, float]]:
     from memlab.datasets.realmem import load_realmem
     from memlab.eval.experiment import run_experiment
     from memlab.eval.lab import Lab
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     try:
         ds = load_realmem()

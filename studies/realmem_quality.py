@@ -24,7 +24,7 @@ Reproduce (docs/quality.md, "Part C — RealMem"; all-MiniLM-L6-v2: a few minute
 time to embed the ~8,000 turns and ~2,500 chunks, cached after; ``--embedder hashing`` for a
 fast check; ``--quick``: hashing, turn unit only):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/realmem_quality.py --json benchmarks/results/realmem_quality.json
+    nice -n 10 .venv/bin/python studies/realmem_quality.py --json benchmarks/results/realmem_quality.json
 
 ``--path DIR``: the persona folder
 (default ``$MEMLAB_REALMEM``, else ../shared/datasets/realmem).
@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from memlab.datasets.realmem import (
 )
 from memlab.eval.experiment import ExperimentResult, run_experiment
 from memlab.eval.lab import Lab
-from memlab.presets import preset
+from memlab.pipeline.presets import preset
 
 # The authors' table (all ten personas; systems that ask an LLM for query keywords and keep
 # their top 20 memories, reduced to sessions): R@10 and nDCG@10.

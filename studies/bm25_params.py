@@ -24,7 +24,7 @@ whole leg; equal scores keep the leg's own order (`leg_ranks`).
 
 PROTOCOL. ``memlab-best`` at one line per unit (``--unit turn``; ten results) runs with
 its keyword scores replaced, on a grid of k1 × b (`GRID`), on the halves of
-``benchmarks.studies.shared.dev_sets`` (LoCoMo by question, BEAM by chat). The point with
+``studies.shared.dev_sets`` (LoCoMo by question, BEAM by chat). The point with
 the highest tune objective — R@5 + R@10 (%) summed over both sets' tune halves — is
 chosen; a tie at two decimals goes to FTS5's own point (`FTS5_POINT`), the only one that
 needs no new code. Report halves are printed, never chosen on. memlab-best's other
@@ -34,7 +34,7 @@ beat it on both tune halves would be worth that re-tuning.
 Reproduce (docs/quality.md, "BM25's k1 and b"; about 30 s with the lab's vector caches
 warm; ``--quick``: three points, 7 s):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/bm25_params.py --json bm25_params.json
+    nice -n 10 .venv/bin/python studies/bm25_params.py --json bm25_params.json
 """
 
 from __future__ import annotations
@@ -48,17 +48,17 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 from benchmarks._common import log, parser, print_table, report
-from benchmarks.studies.shared import base_embedder, dev_sets, fingerprints, split_summary
+from memlab.config.vocab import FTS_TOKENIZE
 from memlab.eval.lab import Lab, LabCandidates
 from memlab.pipeline import Pipeline
-from memlab.presets import preset
-from memlab.textquery import or_query_terms
-from memlab.vocab import FTS_TOKENIZE
+from memlab.pipeline.presets import preset
+from memlab.retrieval.textquery import or_query_terms
+from studies.shared import base_embedder, dev_sets, fingerprints, split_summary
 
 METRICS = ["recall@5", "recall@10", "ndcg@10"]
 FTS5_POINT = (1.2, 0.75)
@@ -136,9 +136,9 @@ def index_stats(db_path: Path, terms: Iterable[Term]) -> IndexStats:
 
 
 def query_terms(queries: Sequence[str], tokenizer: str) -> list[list[Term]]:
-    """Per query, its OR terms (``memlab.textquery.or_query_terms``, the keyword leg's) as
+    """Per query, its OR terms (``memlab.retrieval.textquery.or_query_terms``, the keyword leg's) as
     FTS5 evaluates them under the tokenizer ``tokenizer`` (a
-    key of ``memlab.vocab.FTS_TOKENIZE``): each term's stems in order (`Term`), one entry
+    key of ``memlab.config.vocab.FTS_TOKENIZE``): each term's stems in order (`Term`), one entry
     per OR term, so two terms with one stem (``"dogs" OR "dog"``) count twice, as in FTS5;
     the stems come from FTS5 itself on an in-memory table."""
     texts = [or_query_terms(q) for q in queries]

@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from memlab.vocab import VECTOR_BACKENDS
+from memlab.config.vocab import VECTOR_BACKENDS
 
 __all__ = [
     "ENGINES",
@@ -59,7 +59,7 @@ __all__ = [
     "recall_at_k",
 ]
 
-# The engine names are owned by memlab.vocab (VECTOR_BACKENDS, the vector_backend choices).
+# The engine names are owned by memlab.config.vocab (VECTOR_BACKENDS, the vector_backend choices).
 ENGINES = VECTOR_BACKENDS
 # Query-block size of the numpy scan: [block, N] float32 scores held at once.
 SCORE_BLOCK_BYTES = 256 * 2**20

@@ -16,11 +16,14 @@ Protocol (nothing reported was tuned on):
 
 One model for both data sets: rows are weighted so each data set counts the same.
 
-Run: ``nice -n 10 .venv/bin/python scripts/fit_learned.py --json /tmp/ltr.json``
-(``--write`` writes the chosen model to the data file
-``memlab/stages/learned_model.json``, which ``memlab.stages.learned.fitted_model`` reads;
-no source is rewritten). Uses the lab's cached indexes and vectors (~/.cache/memlab);
-10 min 45 s on 2 shared cores (``--no-gbm``: ~7 min).
+``--write`` writes the chosen model to the data file ``memlab/stages/learned_model.json``,
+which ``memlab.stages.learned.fitted_model`` reads (no source is rewritten). Uses the
+lab's cached indexes and vectors (~/.cache/memlab).
+
+Reproduce (docs/quality.md, "Learned fusion"; 10 min 45 s on 2 shared cores,
+``--no-gbm``: ~7 min):
+
+    nice -n 10 .venv/bin/python studies/fit_learned.py --write --json ltr_fit.json
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import numpy as np
 import memlab.stages.learned as learned
 from memlab.eval import ltr
 from memlab.eval.significance import paired_ttest
-from memlab.presets import memlab_best, memlab_learned, preset
+from memlab.pipeline.presets import memlab_best, memlab_learned, preset
 from memlab.stages.learned import CANDIDATE_FEATURES, QUERY_FEATURES
 
 METRICS = ["recall@5", "recall@10", "ndcg@10"]
@@ -105,14 +108,14 @@ BASES = ("pinned", "today")
 
 
 def learned_system(base: str, **overrides: Any) -> Any:
-    """A learned system on ``base``: ``"pinned"`` = ``memlab.presets.memlab_learned``
+    """A learned system on ``base``: ``"pinned"`` = ``memlab.pipeline.presets.memlab_learned``
     (memlab-best as pinned in ``LEARNED_BASE``, the engine's), ``"today"`` = today's
-    ``memlab.presets.memlab_best`` (shape rule, window, file context) with the learned
+    ``memlab.pipeline.presets.memlab_best`` (shape rule, window, file context) with the learned
     stage on top; ``overrides`` as for either (``learned_model=()`` gives the base alone)."""
     if base == "pinned":
         return memlab_learned(**overrides)
     if base == "today":
-        from memlab.presets import memlab_best
+        from memlab.pipeline.presets import memlab_best
 
         return memlab_best(**{"name": "memlab-learned", **overrides})
     raise ValueError(f"base must be one of {', '.join(BASES)}, got {base!r}")
@@ -266,11 +269,11 @@ def write_model(model: tuple, chosen: str) -> Path:
         model,
         about="The fitted model of the learned stage (memlab.stages.learned): rows [feature, "
         "mean, scale, coef], score = sum of coef * (x - mean) / scale. Written by "
-        "scripts/fit_learned.py --write; not edited by hand.",
+        "studies/fit_learned.py --write; not edited by hand.",
         fitted=time.strftime("%Y-%m-%d"),
-        command="nice -n 10 .venv/bin/python scripts/fit_learned.py " + " ".join(sys.argv[1:]),
+        command="nice -n 10 .venv/bin/python studies/fit_learned.py " + " ".join(sys.argv[1:]),
         config=chosen,
-        base="memlab.presets.LEARNED_BASE (its score is the prior feature)",
+        base="memlab.pipeline.presets.LEARNED_BASE (its score is the prior feature)",
     )
 
 
@@ -296,7 +299,7 @@ def main() -> int:
         "--base",
         choices=BASES,
         default="pinned",
-        help="the score the model corrects: 'pinned' (memlab.presets.LEARNED_BASE, what the "
+        help="the score the model corrects: 'pinned' (memlab.pipeline.presets.LEARNED_BASE, what the "
         "packaged model learned_model.json was fitted on) or 'today' (today's memlab-best; "
         "not with --write)",
     )
@@ -304,7 +307,7 @@ def main() -> int:
     if args.write and args.base != "pinned":
         raise SystemExit(
             "--write needs --base pinned: the engine's fitted model reads "
-            "memlab.presets.LEARNED_BASE's score as its prior"
+            "memlab.pipeline.presets.LEARNED_BASE's score as its prior"
         )
     t0 = time.perf_counter()
     data = load()

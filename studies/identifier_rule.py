@@ -6,13 +6,13 @@ the hit z = 0, the same as no match at all, and of two hits the weaker gets z = 
 every unit the leg did not find: a bare identifier can sink. Two principled families of
 fixes are measured here, alone and together, on ``memlab-best`` and ``memlab-best-chunk``:
 
-- ``text_unmatched`` (``memlab.vocab.TEXT_UNMATCHED``; the normalisation's anchor):
+- ``text_unmatched`` (``memlab.config.vocab.TEXT_UNMATCHED``; the normalisation's anchor):
   ``missing`` (today: a non-match gets ``missing``), ``floor`` (a non-match gets the image
   of the leg's lower bound, |bm25| = 0, under the leg's normalisation, so every match is
-  at or above it: ``memlab.fusion.floor_value``), ``pooled`` (the leg normalised over
+  at or above it: ``memlab.retrieval.fusion.floor_value``), ``pooled`` (the leg normalised over
   every candidate, non-matches entering as 0);
 - ``identifier_tier`` (``memlab.stages.identifiers``): a unit holding more of the query's
-  identifiers (``memlab.textquery.identifier_terms``) ranks above one holding fewer,
+  identifiers (``memlab.retrieval.textquery.identifier_terms``) ranks above one holding fewer,
   like OpenClaw 2026.9.6's exact path tiers.
 
 PROTOCOL. The choice is made on the tune halves only: LoCoMo dev's question split and
@@ -31,7 +31,7 @@ nothing. Embedder: the packaged all-MiniLM-L6-v2 (``local``); vectors cached by 
 Reproduce (docs/quality.md, "Identifiers, keywords and dates"; minutes on a warm lab
 cache; the first run embeds LoCoMo and BEAM):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/identifier_rule.py --json benchmarks/results/identifier_rule.json
+    nice -n 10 .venv/bin/python studies/identifier_rule.py --json benchmarks/results/identifier_rule.json
 """
 
 from __future__ import annotations
@@ -42,14 +42,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from types import SimpleNamespace
 
 import numpy as np
 
 from benchmarks._common import log, parser, print_table, report
-from benchmarks.studies.shared import committed_lab, dev_sets, per_query_means
+from studies.shared import committed_lab, dev_sets, per_query_means
 
 CONV_METRICS = ("recall@5", "recall@10", "ndcg@10")
 SYNTH_METRICS = ("recall@1", "recall@6", "ndcg@10")
@@ -70,7 +70,7 @@ def systems(name: str) -> list[Any]:
     """``name`` under every variant, each named ``"<preset> | <variant>"``. For
     ``memlab-best-chunk`` the variant is also its line system's (``memlab-best``'s): run
     each inside `line_variant`."""
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     return [preset(name, **kw).replace(name=f"{name} | {v}") for v, kw in VARIANTS.items()]
 
@@ -79,7 +79,7 @@ def systems(name: str) -> list[Any]:
 def line_variant(variant: str) -> Iterator[None]:
     """``memlab-best-chunk``'s line system (the ``memlab-best`` line system) under
     ``variant`` for the duration (``register_line_system``), restored after."""
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
     from memlab.stages.best_line import line_system_factory, register_line_system
 
     before = line_system_factory("memlab-best")
@@ -111,7 +111,7 @@ def synthetic_part() -> dict[str, Any]:
     import pandas as pd
 
     from memlab.eval.experiment import run_experiment
-    from memlab.presets import preset
+    from memlab.pipeline.presets import preset
 
     lab = committed_lab("synthetic-medium")
     ds = lab.dataset

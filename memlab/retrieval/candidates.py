@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memlab.config.vocab import DEFAULT_MEMORY_FILES, KEYWORD_MODES
+from memlab.retrieval.textquery import build_fts_query, build_fts_query_or, extract_keywords
 from memlab.store.asof import check_cutoffs, unit_times, visible_rows
-from memlab.textquery import build_fts_query, build_fts_query_or, extract_keywords
-from memlab.vocab import DEFAULT_MEMORY_FILES, KEYWORD_MODES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +48,7 @@ class RetrievalSpec:
     ``or``; ``keyword_fallback``: per-keyword searches when the whole query finds nothing
     (OpenClaw does it only without vectors); ``fts_tokenizer``: the FTS5 tokenizer of the
     index it was defined on, or None for "whatever the index has"; ``memory_files``: the
-    memory-file rule (``memlab.vocab.MEMORY_FILE_RULES``: discovery and chunking) of the
+    memory-file rule (``memlab.config.vocab.MEMORY_FILE_RULES``: discovery and chunking) of the
     index it runs on, never "whatever" (the two rules hold different chunks). Two systems with equal
     specs rank one shared candidate set (the deeper of their depths serves both).
     """

@@ -40,7 +40,7 @@ Reproduce (docs/quality.md, "Memory flush": all-MiniLM-L6-v2, ~45 min on 2 cores
 it embedding the transcripts; without ``--embedder local`` the hashing embedder, ~3 min;
 ``--quick``: one persona and one conversation):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/flush_quality.py --embedder local --json benchmarks/results/flush_quality.json
+    nice -n 10 .venv/bin/python studies/flush_quality.py --embedder local --json benchmarks/results/flush_quality.json
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import log, parser, print_table, report
 from memlab.datasets.base import Dataset

@@ -27,7 +27,7 @@ independent evidence.
 Reproduce (docs/quality.md, "A stronger reader"; DIR a sentence-transformers folder of
 all-mpnet-base-v2):
 
-    nice -n 10 .venv/bin/python benchmarks/studies/model_swap.py --model ~/models/all-mpnet-base-v2 --json swap.json
+    nice -n 10 .venv/bin/python studies/model_swap.py --model ~/models/all-mpnet-base-v2 --json swap.json
 
 Vectors are cached per model (``Lab(cache_vectors=True)``); the first run with
 all-mpnet-base-v2 embeds every LoCoMo and BEAM turn and chunk with it (69 min on 2 cores,
@@ -43,17 +43,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 from benchmarks._common import chunk_as_unit, log, parser, print_table, report
-from benchmarks.studies.shared import base_embedder, choose_simplest, unit_lines
 from memlab.eval.lab import Lab
 from memlab.eval.protocol import HALVES, conversation_halves, question_halves
 from memlab.eval.significance import paired_ttest
 from memlab.pipeline import Pipeline
-from memlab.presets import memlab_best, preset
+from memlab.pipeline.presets import memlab_best, preset
+from studies.shared import base_embedder, choose_simplest, unit_lines
 
 # The metrics of each unit, and the one its report-half t-test compares.
 METRICS = {
@@ -95,7 +95,7 @@ def objective(rows: dict[str, float], unit: str) -> float:
 def choose_weight(tune_means: dict[str, dict[str, float]], unit: str, own: str) -> str:
     """The weight point with the best mean tune objective over the halves; a tie at the
     fourth digit goes to ``own`` (the preset's weight), then to the first listed
-    (``benchmarks.studies.shared.choose_simplest``, the studies' one tie rule)."""
+    (``studies.shared.choose_simplest``, the studies' one tie rule)."""
     return choose_simplest({name: objective(m, unit) for name, m in tune_means.items()}, (own,))
 
 

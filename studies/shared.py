@@ -1,7 +1,7 @@
 """What the quality studies share: the dev sets and their halves, the studied systems, the
 means over a half, memlab-best's tuning grid and the tie rule.
 
-The studies (``benchmarks/studies/*.py``) each answered one question once and produced the
+The studies (``studies/*.py``) each answered one question once and produced the
 tables of docs/quality.md (docs/benchmarks.md for the speed and guard benchmarks, which stay
 in ``benchmarks/``). Each study's docstring ends in the one command that reproduces its
 tables (``Reproduce:``); docs/quality.md, "The studies", lists them all.

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from memlab.vocab import DECAY_KINDS
+from memlab.config.vocab import DECAY_KINDS
 
 __all__ = [
     "SNIPPET_MAX_CHARS",

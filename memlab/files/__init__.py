@@ -1,0 +1,1 @@
+"""OpenClaw's memory files: discovery, the watcher, the doctor, session transcripts."""
