@@ -193,23 +193,34 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_cli_searches_an_empty_workspace_with_every_preset(tmp_path: Path) -> None:
-    """A user's command on an empty workspace: no results and exit 0, for every preset."""
+def test_cli_searches_an_empty_workspace_with_every_preset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user's command on an empty workspace: no results and exit 0, for every preset —
+    each through the command line's own entry point, and one as a shell runs it (its own
+    process: exit code, stdout and stderr as the shell sees them)."""
     ws = tmp_path / "empty"
     ws.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     for name in PRESETS:
-        cmd = [sys.executable, "-m", "memlab.cli", "search", str(ws), "anything"]
-        proc = subprocess.run(
-            [*cmd, "--preset", name, "--embedder", "hashing"],
-            capture_output=True,
-            text=True,
-            env=env(tmp_path),
-            cwd=REPO,
-            timeout=120,
+        code, out, err = cli(
+            "search", str(ws), "anything", "--preset", name, "--embedder", "hashing"
         )
-        assert proc.returncode == 0, (name, proc.stderr)
-        assert proc.stdout.startswith("no results for 'anything'"), (name, proc.stdout)
-        assert "error" not in proc.stderr, (name, proc.stderr)
+        assert code == 0, (name, err)
+        assert out.startswith("no results for 'anything'"), (name, out)
+        assert "error" not in err, (name, err)
+    cmd = [sys.executable, "-m", "memlab.cli", "search", str(ws), "anything"]
+    proc = subprocess.run(
+        [*cmd, "--preset", "memlab-best", "--embedder", "hashing"],
+        capture_output=True,
+        text=True,
+        env=env(tmp_path),
+        cwd=REPO,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("no results for 'anything'"), proc.stdout
+    assert "error" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("name", ["memlab-best", "memlab-best-chunk", "openclaw-current"])
