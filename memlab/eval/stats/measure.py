@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.datasets.synthetic.lexicon import content_words
+from memlab.datasets.synthetic.querymix_wording import MONTHS
 from memlab.eval.stats.units import GroupUnits, word_tokens
 from memlab.retrieval.textquery import query_kind
 from memlab.store.asof import visible_rows
@@ -47,9 +48,9 @@ STAT_COLUMNS = (
     "span_tokens",
 )
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_MONTHS = "january february march april may june july august september october november december"
+# An ISO date, or a month's name and a day (the names the synthetic dated questions use).
 _DATE = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:" + "|".join(_MONTHS.split()) + r")\s+\d{1,2}\b", re.IGNORECASE
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:" + "|".join(MONTHS) + r")\s+\d{1,2}\b", re.IGNORECASE
 )
 
 
