@@ -160,8 +160,8 @@ def memlab_version() -> str:
 # ------------------------------------------------------------------ studied systems
 # The label of memlab-best-chunk's chunk-as-unit system (``memlab.pipeline.presets.CHUNK_AS_UNIT``:
 # no best-line step, min_score 0): the system the chunk-level studies tuned and measured
-# their documented figures with (docs/quality.md), before the preset ranked chunks by
-# their best line.
+# their documented figures with (docs/studies/); the preset ranks chunks by their best
+# line and keeps this scoring as its tie-break.
 CHUNK_UNIT_NAME = "memlab-best-chunk (chunks as units)"
 
 
