@@ -317,21 +317,61 @@ def flush_quality(r: dict[str, Any]) -> str:
 
 # name → (what it measures, the page that describes it, key figures)
 KEY_FIGURES: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
-    "sweep_speed": ("weight sweeps over cached candidates", "benchmarks.md", sweep_speed),
-    "search_latency": ("search latency, 1k to 1M chunks", "benchmarks.md", search_latency),
-    "index_throughput": ("indexing and incremental sync", "benchmarks.md", index_throughput),
-    "cold_search": ("a cold `memlab search`, onnx vs torch", "benchmarks.md", cold_search),
-    "mcp_latency": ("the MCP server's latency", "benchmarks.md", mcp_latency),
-    "mcp_load": ("the MCP server under load", "benchmarks.md", mcp_load),
-    "embed_throughput": ("embedding per local backend", "benchmarks.md", embed_throughput),
-    "best_line_cost": ("ranking chunks by their best line", "benchmarks.md", best_line_cost),
-    "best_line_cost_local": (
-        "the same, packaged model",
-        "benchmarks.md",
+    "sweep_speed": (
+        "weight sweeps over cached candidates",
+        "benchmarks.md#1-weight-sweeps-over-cached-candidates",
+        sweep_speed,
+    ),
+    "search_latency": (
+        "search latency, 1k to 1M chunks",
+        "benchmarks.md#2-search-latency-1k-to-1m-chunks",
+        search_latency,
+    ),
+    "index_throughput": (
+        "indexing and incremental sync",
+        "benchmarks.md#3-indexing-throughput-and-incremental-sync",
+        index_throughput,
+    ),
+    "cold_search": (
+        "a cold `memlab search`, onnx vs torch",
+        "benchmarks.md#7-memlab-search-cold-end-to-end-onnx-against-torch",
+        cold_search,
+    ),
+    "mcp_latency": (
+        "the MCP server's latency",
+        "benchmarks.md#9-memory_search-through-the-warm-mcp-server-10k-chunks",
+        mcp_latency,
+    ),
+    "mcp_load": (
+        "the MCP server under load",
+        "benchmarks.md#10-the-mcp-server-under-50-concurrent-clients-and-a-writer",
+        mcp_load,
+    ),
+    "embed_throughput": (
+        "embedding per local backend",
+        "benchmarks.md#11-embedding-throughput-per-local-backend",
+        embed_throughput,
+    ),
+    "best_line_cost": (
+        "ranking chunks by their best line",
+        "benchmarks.md#12-ranking-chunks-by-their-best-line-what-it-costs",
         best_line_cost,
     ),
-    "harvest_speed": ("`memlab harvest`", "benchmarks.md", harvest_speed),
-    "ray_eval": ("evaluation on Ray", "benchmarks.md", ray_eval),
+    "best_line_cost_local": (
+        "the same, packaged model",
+        "benchmarks.md#12-ranking-chunks-by-their-best-line-what-it-costs",
+        best_line_cost,
+    ),
+    "harvest_speed": (
+        "`memlab harvest`",
+        "benchmarks.md#14-memlab-harvest-1000-sessions-10000-calls",
+        harvest_speed,
+    ),
+    "ray_eval": (
+        "evaluation on Ray",
+        "benchmarks.md#13-evaluation-on-ray-local-vs-ray-local-and-a-16-node-cost-model",
+        ray_eval,
+    ),
     "learned_stage": ("the learned stage's cost", "studies/learned.md", learned_stage),
     "identifier_rule": ("identifiers never sink", "studies/identifiers.md", identifier_rule),
     "rank_agreement": (
