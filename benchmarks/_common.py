@@ -1,8 +1,9 @@
 """Shared helpers of the benchmark scripts: machine description, repeats, tables, JSON.
 
 Every script under ``benchmarks/`` prints a table and, with ``--json PATH``,
-writes ``{"benchmark", "machine", "memlab_version", "inputs", "results"}``
-where every timing is ``{"min", "median", "max", "n"}`` over repeats.
+writes ``{"benchmark", "command", "date", "commit", "machine", "memlab_version", "inputs",
+"results"}`` (``provenance``: when, and from which commit of the repository) where every
+timing is ``{"min", "median", "max", "n"}`` over repeats.
 ``--quick`` sizes a script to well under a minute on a 2-core machine (the
 measured times of each script are in its ``--help``; ``QUICK_SECONDS`` below).
 Output rules (``fmt``): an interval is printed only from 3 or more samples
@@ -28,9 +29,11 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +132,25 @@ def machine() -> dict[str, Any]:
     }
 
 
+def provenance() -> dict[str, str]:
+    """``date``: now, UTC, ISO 8601 to the second; ``commit``: the repository's ``HEAD``
+    (``git rev-parse``), with ``-dirty`` appended when tracked files differ from it, so a
+    figure measured on uncommitted code says so; ``unknown`` outside a git checkout."""
+    date = datetime.now(UTC).isoformat(timespec="seconds")
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=30)
+
+    try:
+        head = git("rev-parse", "HEAD")
+        dirty = git("diff", "--quiet", "HEAD", "--").returncode == 1
+    except (OSError, subprocess.SubprocessError):
+        return {"date": date, "commit": "unknown"}
+    if head.returncode != 0:
+        return {"date": date, "commit": "unknown"}
+    return {"date": date, "commit": head.stdout.strip() + ("-dirty" if dirty else "")}
+
+
 def memlab_version() -> str:
     from memlab import __version__
 
@@ -138,8 +160,8 @@ def memlab_version() -> str:
 # ------------------------------------------------------------------ studied systems
 # The label of memlab-best-chunk's chunk-as-unit system (``memlab.pipeline.presets.CHUNK_AS_UNIT``:
 # no best-line step, min_score 0): the system the chunk-level studies tuned and measured
-# their documented figures with (docs/quality.md), before the preset ranked chunks by
-# their best line.
+# their documented figures with (docs/studies/); the preset ranks chunks by their best
+# line and keeps this scoring as its tie-break.
 CHUNK_UNIT_NAME = "memlab-best-chunk (chunks as units)"
 
 
@@ -251,6 +273,7 @@ def report(
     doc = {
         "benchmark": name,
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        **provenance(),
         "machine": machine(),
         "memlab_version": memlab_version(),
         "quick": bool(getattr(args, "quick", False)),

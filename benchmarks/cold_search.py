@@ -1,4 +1,4 @@
-"""Issue 16 targets 1 and 5: `memlab search` cold, end to end, onnx vs torch; `import memlab`.
+"""`memlab search` cold, end to end, onnx vs torch; `import memlab` (docs/benchmarks.md §7–§8).
 
 **Cold search.** A workspace from memlab's synthetic generator (``SynthConfig(days=D)``:
 one daily log per day, ~1 chunk each with OpenClaw's chunker; ``--days 1000`` gives
@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._common import cache_dir, log, parser, print_table, report, stats
 
 BACKENDS = ("torch", "onnx")
-# Modules a query must not need (issue 16, item 2); torch's presence is the guard.
+# Modules a query must not need; torch's presence is the guard.
 HEAVY = ("torch", "sentence_transformers", "transformers", "sklearn", "onnxruntime", "scipy")
 FULL = {"days": 1000, "rounds": 10, "import_runs": 15}
 QUICK = {"days": 20, "rounds": 2, "import_runs": 5}

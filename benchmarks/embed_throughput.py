@@ -1,4 +1,4 @@
-"""Issue 16, item 3: embedding throughput of the packaged all-MiniLM-L6-v2 per backend.
+"""Embedding throughput of the packaged all-MiniLM-L6-v2 per backend (docs/benchmarks.md §11).
 
 1. Throughput. 1600-character chunks (synthetic note lines cut by OpenClaw's chunker at its
    defaults, as in ``index_throughput.py``) and short one-line notes are embedded by every

@@ -6,7 +6,7 @@ porter FTS5), ``memlab-best``'s candidates (every chunk a vector candidate, up t
 score stages run with ``learned_model`` off and on; the added time is the
 difference of the medians. The model is ``learned.fitted_model()`` when it has been
 fitted, else the same number of features with unit constants (the cost does not
-depend on the values). Target (issue 17): ≤ 2 ms per query at 10k chunks.
+depend on the values). Goal: ≤ 2 ms per query at 10k chunks (docs/studies/learned.md).
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/learned_stage.py --json out.json``
 (``--quick``: 2,000 chunks, 10 queries).

@@ -1,4 +1,4 @@
-"""Issue 16 target 2: `memory_search` through the warm MCP server, query embedding included.
+"""`memory_search` through the warm MCP server, query embedding included (docs/benchmarks.md §9).
 
 Corpus: ``note_workspace(N)`` (N one-line notes in daily logs, as in search_latency.py),
 indexed once with the line chunker (one chunk per note) and the packaged

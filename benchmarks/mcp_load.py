@@ -1,4 +1,4 @@
-"""Issue 16 target 3: the MCP server under concurrent clients while a writer appends.
+"""The MCP server under concurrent clients while a writer appends (docs/benchmarks.md §10).
 
 A copy of mcp_latency.py's cached local-model index (``note_workspace(N)``, line
 chunker, all-MiniLM-L6-v2 on onnx) is served by ``memlab mcp WS --http --port 0`` (the

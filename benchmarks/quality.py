@@ -47,6 +47,7 @@ from benchmarks._common import (
     memlab_version,
     parser,
     print_table,
+    provenance,
     report,
 )
 from memlab.config.vocab import SYNTH_DEFAULT_MIX
@@ -59,7 +60,7 @@ BASELINE = REPO / "benchmarks" / "baseline.json"
 # float results may differ across machines in the last bits (a near-tie can flip).
 TOLERANCE = {"hashing": 0.005, "local": 0.02}
 QUICK_DATASETS = ("synthetic-small",)
-# The synthetic query mix (issue 33): categories whose figures are pinned per preset, and
+# The synthetic query mix: categories whose figures are pinned per preset, and
 # the metrics pinned for them (recall@1: the identifier at rank 1; mrr; OpenClaw's recall@6).
 MIX_CATEGORIES = ("identifier", "keyword", "dated")
 CATEGORY_METRICS = ("recall@1", "mrr", "recall@6")
@@ -496,6 +497,7 @@ def main() -> int:
             "category_metrics": list(CATEGORY_METRICS),
             "reason": args.update_baseline,
             "history": [*old.get("history", []), args.update_baseline],
+            **provenance(),
             "memlab_version": memlab_version(),
             "figures": merged,
         }

@@ -1,4 +1,4 @@
-"""Issue 30, item 4: ``memlab eval`` on Ray — local vs ``--ray local`` with 1 and 2 workers, the
+"""``memlab eval`` on Ray — local vs ``--ray local`` with 1 and 2 workers, the
 per-worker embedding rate, and what a 16-node cluster would take for a whole study.
 
 1. **Scaling.** The same evaluation (LoCoMo at turn level, the packaged all-MiniLM-L6-v2 on

@@ -1,12 +1,16 @@
-"""Markdown tables for docs/benchmarks.md from the committed benchmark JSON.
+"""Markdown tables for docs/benchmarks.md, and the Results page, from the committed benchmark JSON.
 
     python benchmarks/tables.py                 # every table, from benchmarks/results/*.json
     python benchmarks/tables.py search memory   # some of them
     python benchmarks/tables.py --update docs/benchmarks.md   # refresh the doc's tables
+    python benchmarks/tables.py --results docs/results.md     # write the Results page
 
 ``--update`` rewrites every block between ``<!-- table:NAME -->`` and
 ``<!-- /table -->`` in the file with the current table NAME (the CI test
 ``test_doc_tables_match_results`` fails when the doc and the JSON disagree).
+``--results`` writes the whole Results page (``benchmarks/results_page.py``: every
+benchmark's current figures, the headline quality tables with their CIs and the spread
+over groups; ``test_results_page_matches_results`` fails when the committed page differs).
 
 Tables: ``sweep`` (sweep_speed.json); ``search``, ``legs``, ``ann`` and
 ``memory`` (search_latency.json); ``index`` and ``incremental``
@@ -645,6 +649,19 @@ def main(argv: Sequence[str]) -> int:
     args = list(argv)
     if args[:1] in (["-h"], ["--help"]):
         print(__doc__)
+        return 0
+    if args[:1] == ["--results"]:
+        if len(args) != 2:
+            print("usage: tables.py --results FILE.md", file=sys.stderr)
+            return 2
+        from benchmarks import results_page
+
+        try:
+            results_page.write(Path(args[1]))
+        except (OSError, KeyError) as exc:
+            print(f"{args[1]}: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {args[1]}")
         return 0
     if args[:1] == ["--update"]:
         if len(args) != 2:

@@ -31,7 +31,7 @@ needs no new code. Report halves are printed, never chosen on. memlab-best's oth
 settings were chosen with FTS5's point, which favours it a little; a point that still
 beat it on both tune halves would be worth that re-tuning.
 
-Reproduce (docs/quality.md, "BM25's k1 and b"; about 30 s with the lab's vector caches
+Reproduce (docs/studies/bm25.md; about 30 s with the lab's vector caches
 warm; ``--quick``: three points, 7 s):
 
     nice -n 10 .venv/bin/python studies/bm25_params.py --json bm25_params.json

@@ -1,6 +1,6 @@
 """Chunk level, scored by lines: rank OpenClaw's chunks by the best line they hold.
 
-Issue 17's chunk-level target is ``memlab-best-chunk`` ≥ plain BM25 + 5 points recall@6.
+The chunk-level goal is ``memlab-best-chunk`` ≥ plain BM25 + 5 points recall@6.
 The study starts from memlab-best-chunk scoring a ~400-token chunk as one unit
 (``benchmarks._common.chunk_as_unit``, "memlab-best-chunk (chunks as units)"): one
 truncated vector (the model reads its first 256 word pieces) and one BM25 score. It scores the *lines* instead — the
@@ -33,7 +33,7 @@ report conv-30, conv-42), as a check that chooses nothing.
 
 The line view won the tune objective, and the engine's ``memlab-best-chunk`` preset ranks
 this way (``memlab.stages.best_line``, whose ``best_line_scores`` this study uses;
-docs/quality.md, "Chunks ranked by their best line"). Its row in that order,
+docs/studies/best-line.md). Its row in that order,
 "memlab-best-chunk, best_line_order='max' (best_line stage)", is computed the lab's normal
 way (``Lab.candidates_for_system`` fills the line scores, ``Pipeline.rank`` runs the stage)
 beside the study's own "best line: memlab-best"; it takes no part in the choice. The two
@@ -41,12 +41,12 @@ differ only where the study's top 10 reaches a chunk holding none of the top lin
 stage drops such chunks); ``compare_preset`` counts those questions (printed, and in the
 JSON's ``preset_vs_study``).
 
-Issue 17's fifth round adds the engine's greedy order (``best_line_order="novel"``,
+The engine's greedy order (``best_line_order="novel"``,
 ``memlab.stages.best_line.novel_line_order``): the next chunk is the one holding the
 best-scoring top line that no chunk placed above holds, so of two overlapping chunks that
 owe their score to one shared line the second no longer takes the next slot with nothing
 new. It is a choice like the others (after the best line alone in simplicity) and won the
-objective; ``memlab-best-chunk`` has used it since. Two generalisations are choices too
+objective: ``memlab-best-chunk`` uses it. Two generalisations are choices too
 (``NOVEL_VARIANTS``, `novel_variant_order`): a placed chunk also covering the lines within
 ±1 or ±2 lines of its span, and a chunk's two best new lines, ``s1 + b · s2``.
 
@@ -60,7 +60,7 @@ low by the line scores.
 indexes and vector caches) and ``--sets`` restricts the data sets; with one set there is no
 choice (the objective is the mean over both).
 
-Reproduce (docs/quality.md, "Chunks ranked by their best line"; 13–56 s with the lab's
+Reproduce (docs/studies/best-line.md; 13–56 s with the lab's
 vector caches warm, 2 cores under load; the first run embeds every line and chunk of both
 sets: 6 min 25 s on a fresh clone; the mpnet rows of "What the chunk level still misses":
 ``--model DIR --sets locomo``):
@@ -130,9 +130,8 @@ LINE_SYSTEMS = (
 # the choices (the same system).
 PRESET_ROW = "memlab-best-chunk, best_line_order='max' (best_line stage)"
 STUDY_ROW = "best line: memlab-best"
-# The engine's "novel" order (issue 17, fifth round): chunks placed greedily by the best
-# line no chunk above holds (``memlab.stages.best_line.novel_line_order``); the preset
-# since it won both tune halves.
+# The engine's "novel" order: chunks placed greedily by the best line no chunk above holds
+# (``memlab.stages.best_line.novel_line_order``); the preset's, since it won both tune halves.
 NOVEL_ROW = "best line, new lines first: memlab-best-chunk (best_line_order='novel')"
 # Simplest first: a tie on the objective goes to the earlier system (the chunk-as-unit
 # system the study started from, then the best line alone, then its greedy order).
@@ -472,8 +471,7 @@ def main() -> int:
         "--model",
         metavar="DIR",
         help="a sentence-transformers model folder to run every system on instead of the "
-        "packaged model (its own indexes and vector caches; docs/quality.md, 'A stronger "
-        "reader')",
+        "packaged model (its own indexes and vector caches; docs/studies/stronger-reader.md)",
     )
     ap.add_argument(
         "--sets",
@@ -523,7 +521,7 @@ def main() -> int:
         )
         print(shares.round(3).to_string())
         if name == "locomo":
-            # The check issue 17's target asks for: conversations as the unit of the
+            # The check the LoCoMo goal asks for: conversations as the unit of the
             # split (tune conv-26/41/43, report conv-30/42). memlab-best's own settings
             # saw questions of all five, so both halves are in-sample for it.
             conv = dict(zip(("tune", "report"), conversation_halves(ds), strict=True))

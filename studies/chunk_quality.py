@@ -1,6 +1,6 @@
 """Chunk level (OpenClaw's ~400-token chunks): pooled chunk vectors and cheap ideas, both dev sets.
 
-Issue 17's chunk-level target is ``memlab-best-chunk`` ≥ plain BM25 + 5 points recall@6 on
+The chunk-level goal is ``memlab-best-chunk`` ≥ plain BM25 + 5 points recall@6 on
 conversations it never saw. all-MiniLM-L6-v2 reads the first 256 word pieces of a chunk
 ([CLS] and [SEP] included); this study embeds each chunk in windows instead
 (``memlab.embed.pooled.PooledEmbedder``: ≤ 254 pieces per window, 32 shared, max or mean
@@ -35,7 +35,7 @@ objective: recall@6 on LoCoMo's tune half; its choice is then checked on BEAM's 
 chats); report halves are only printed. Caveat: the LoCoMo report questions come from the
 same five conversations as the tune ones (their text was seen, the questions were not).
 
-Reproduce (docs/quality.md, "Chunk-level ideas"; ``--parts tokens,pool`` to choose;
+Reproduce (docs/studies/chunk-ideas.md; ``--parts tokens,pool`` to choose;
 ``--poolings`` for ``grid`` and ``ideas``, default ``truncated,max``):
 
     nice -n 10 .venv/bin/python studies/chunk_quality.py --poolings truncated,max,mean --json chunk.json

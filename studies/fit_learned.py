@@ -17,13 +17,14 @@ Protocol (nothing reported was tuned on):
 One model for both data sets: rows are weighted so each data set counts the same.
 
 ``--write`` writes the chosen model to the data file ``memlab/stages/learned_model.json``,
-which ``memlab.stages.learned.fitted_model`` reads (no source is rewritten). Uses the
-lab's cached indexes and vectors (~/.cache/memlab).
+which ``memlab.stages.learned.fitted_model`` reads (no source is rewritten); ``--base today``
+fits on top of the current ``memlab-best`` instead, writing nothing. Uses the lab's cached
+indexes and vectors (~/.cache/memlab).
 
-Reproduce (docs/quality.md, "Learned fusion"; 10 min 45 s on 2 shared cores,
-``--no-gbm``: ~7 min):
+Reproduce (docs/studies/learned.md; 3 min on 2 shared cores, 10 min 45 s without
+``--no-gbm`` and with ``--write``):
 
-    nice -n 10 .venv/bin/python studies/fit_learned.py --write --json ltr_fit.json
+    nice -n 10 .venv/bin/python studies/fit_learned.py --base today --no-gbm --json ltr_today.json
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What an agent keeps: the memory flush's notes, the transcripts (the sessions corpus), or
-both — recall, nDCG and cost on RealMem dev and LoCoMo dev (issue 32).
+both — recall, nDCG and cost on RealMem dev and LoCoMo dev.
 
 PROTOCOL (``memlab.flush``). Each conversation is replayed turn by turn under OpenClaw's
 flush rule (openclaw-memory.md §9: a flush when the context's token estimate reaches
@@ -36,7 +36,7 @@ window (soft 4,000) and softThresholdTokens (window 200k, RealMem; 64k, LoCoMo) 
 flushes, the note tokens and the notes' recall_any@10 under bm25 and memlab-best
 (``extracted`` on RealMem, ``extractive`` on LoCoMo).
 
-Reproduce (docs/quality.md, "Memory flush": all-MiniLM-L6-v2, ~45 min on 2 cores, most of
+Reproduce (docs/studies/flush.md: all-MiniLM-L6-v2, ~45 min on 2 cores, most of
 it embedding the transcripts; without ``--embedder local`` the hashing embedder, ~3 min;
 ``--quick``: one persona and one conversation):
 

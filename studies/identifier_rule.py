@@ -1,4 +1,4 @@
-"""Issue 33, part 1: which rule keeps a matched identifier above the unmatched — measured.
+"""Which rule keeps a matched identifier above the unmatched — measured.
 
 The keyword leg of ``memlab-best`` is z-scored over the units it matched, and a unit it
 did not match gets ``missing`` (0, the leg's mean). A query with one hit therefore gives
@@ -16,19 +16,18 @@ fixes are measured here, alone and together, on ``memlab-best`` and ``memlab-bes
   like OpenClaw 2026.9.6's exact path tiers.
 
 PROTOCOL. The choice is made on the tune halves only: LoCoMo dev's question split and
-BEAM dev's odd chats (``memlab.eval.protocol``, as every study since issue 17), objective
+BEAM dev's odd chats (``memlab.eval.protocol``, as every study), objective
 R@5 + R@10 (in %) summed over the two halves and over both presets, at each preset's own unit (``memlab-best``:
 ``turn``; ``memlab-best-chunk``: OpenClaw's ``chunk``), plus a constraint from the
 committed synthetic corpus ``datasets/synthetic-medium`` (seed 1; chunks): recall@1 on
 its ``identifier`` questions at least ``bm25``'s, and no question where a keyword match
-gets a lower keyword value than a non-match (``sink_share`` 0; the issue's two
-requirements). Among the variants that meet both, the best objective wins; ties (within
+gets a lower keyword value than a non-match (``sink_share`` 0; the two requirements). Among the variants that meet both, the best objective wins; ties (within
 0.1) go to the fewest changes. ``memlab-best-chunk`` ranks chunks by ``memlab-best``'s
 lines: its variants are its line system's. The
 report halves (LoCoMo's report questions, BEAM's even chats) are printed once, chosen on
 nothing. Embedder: the packaged all-MiniLM-L6-v2 (``local``); vectors cached by the lab.
 
-Reproduce (docs/quality.md, "Identifiers, keywords and dates"; minutes on a warm lab
+Reproduce (docs/studies/identifiers.md; minutes on a warm lab
 cache; the first run embeds LoCoMo and BEAM):
 
     nice -n 10 .venv/bin/python studies/identifier_rule.py --json benchmarks/results/identifier_rule.json

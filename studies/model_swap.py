@@ -1,14 +1,14 @@
-"""Today's presets read by another local model: does a stronger embedder move the targets?
+"""The presets read by another local model: does a stronger embedder move the goals?
 
-Issue 17's LoCoMo targets are not met with the packaged all-MiniLM-L6-v2, and the notes
-name the reader as the blocker. This study tests that claim: it runs today's systems with
+The LoCoMo goals are not met with the packaged all-MiniLM-L6-v2, and the reader has been
+named as the blocker. This study tests that claim: it runs the systems with
 the packaged model and with a second sentence-transformers folder given by ``--model``
-(for example all-mpnet-base-v2, docs/quality.md "A stronger reader"), at one turn per unit
+(for example all-mpnet-base-v2, docs/studies/stronger-reader.md), at one turn per unit
 (``vector``, ``bm25``, ``memlab-best``) and at OpenClaw's chunks (``vector``, ``bm25``,
 ``memlab-best-chunk (chunks as units)``: ``benchmarks._common.chunk_as_unit``, each chunk
 scored as one unit), on the dev halves of ``memlab.eval.protocol``: LoCoMo by question
 (the halves memlab-best was tuned on), LoCoMo by conversation (report conv-30, conv-42,
-the closest to the target's "conversations never seen"; memlab-best's settings saw
+the closest to the goal's "conversations never seen"; memlab-best's settings saw
 questions of all five, so it is a check, not an unseen measurement), BEAM by chat (report
 the even chats).
 
@@ -24,7 +24,7 @@ compares each row with the same preset on the packaged model, per report half (t
 R@10; chunk: recall@6); LoCoMo's two report halves share questions, so their p are not
 independent evidence.
 
-Reproduce (docs/quality.md, "A stronger reader"; DIR a sentence-transformers folder of
+Reproduce (docs/studies/stronger-reader.md; DIR a sentence-transformers folder of
 all-mpnet-base-v2):
 
     nice -n 10 .venv/bin/python studies/model_swap.py --model ~/models/all-mpnet-base-v2 --json swap.json

@@ -1,4 +1,4 @@
-"""Issue 33, part 4: does the synthetic corpus put the systems in the order real data does?
+"""Does the synthetic corpus put the systems in the order real data does?
 
 Each data set ranks the same presets by one metric; Kendall's tau-b (``scipy.stats.
 kendalltau``) between two data sets' orders says how far their lessons agree (1: the same
@@ -16,8 +16,7 @@ Presets: ``PRESETS`` (the query-blind ``recency`` and ``random`` included: they 
 bottom of every order). A pair of orders that disagree is explained on screen by its
 largest displacements (the presets whose rank moves most, with their figures).
 
-Reproduce (docs/quality.md, "Does the synthetic corpus order the systems as real data
-does?"; ~1–2 min on the lab's warm caches; a first run embeds LoCoMo, BEAM and RealMem; a
+Reproduce (docs/studies/rank-agreement.md; ~1–2 min on the lab's warm caches; a first run embeds LoCoMo, BEAM and RealMem; a
 data set that is not found is skipped with a message):
 
     nice -n 10 .venv/bin/python studies/rank_agreement.py --json benchmarks/results/rank_agreement.json

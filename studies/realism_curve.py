@@ -1,5 +1,5 @@
 """The realism curve: the tuned vector weight and the presets' order as a function of term
-overlap, with every real dev group placed on it (docs/realism.md).
+overlap, with every real dev group placed on it (docs/studies/realism.md).
 
 CURVE. The committed paraphrase ladders ``datasets/realism-notes`` and
 ``datasets/realism-conversation`` (one synthetic workspace per style asked at paraphrase
@@ -16,7 +16,7 @@ group's own plateau and order say whether the prediction holds: inside or not, a
 Kendall's tau-b of the orders. A second prediction per set: a corpus fitted to the set's
 statistics (``memlab synth --like``), its plateau midpoint and preset order.
 
-Reproduce (docs/realism.md; all-MiniLM-L6-v2; the first run embeds the ladders and the dev
+Reproduce (docs/studies/realism.md; all-MiniLM-L6-v2; the first run embeds the ladders and the dev
 sets, ~10 min on 2 shared cores, cached after; ``--embedder hashing`` for a fast check):
 
     nice -n 10 .venv/bin/python studies/realism_curve.py --json benchmarks/results/realism_curve.json

@@ -1,7 +1,7 @@
 """RealMem (five dev personas): memlab's systems beside query-blind baselines and the
 published memory systems, with the benchmark's own protocol and metrics.
 
-PROTOCOL (``memlab.datasets.realmem``; docs/quality.md, "RealMem"). Each persona is a
+PROTOCOL (``memlab.datasets.realmem``; docs/studies/realmem.md). Each persona is a
 workspace, each session its own dated file; a query is answered from the sessions before
 its own (the lab's time cut-off in candidate generation, ``memlab.store.asof``: both legs
 and every stage see only the past); gold = the sessions the next Assistant turn's memory
@@ -20,7 +20,7 @@ are the authors' figures over all ten personas, for systems that also ask an LLM
 query's keywords and keep their top 20 memories reduced to sessions: printed beside ours,
 marked, not like-for-like.
 
-Reproduce (docs/quality.md, "Part C — RealMem"; all-MiniLM-L6-v2: a few minutes the first
+Reproduce (docs/studies/realmem.md; all-MiniLM-L6-v2: a few minutes the first
 time to embed the ~8,000 turns and ~2,500 chunks, cached after; ``--embedder hashing`` for a
 fast check; ``--quick``: hashing, turn unit only):
 

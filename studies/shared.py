@@ -2,9 +2,9 @@
 means over a half, memlab-best's tuning grid and the tie rule.
 
 The studies (``studies/*.py``) each answered one question once and produced the
-tables of docs/quality.md (docs/benchmarks.md for the speed and guard benchmarks, which stay
-in ``benchmarks/``). Each study's docstring ends in the one command that reproduces its
-tables (``Reproduce:``); docs/quality.md, "The studies", lists them all.
+tables of its page under docs/studies/ (docs/benchmarks.md for the speed and guard benchmarks,
+which stay in ``benchmarks/``). Each study's docstring ends in the one command that
+reproduces its tables (``Reproduce:``); docs/studies/index.md lists them all.
 
 - **Dev sets** (`dev_sets`): LoCoMo dev (``../shared/datasets/locomo``, or
   ``MEMLAB_LOCOMO``) split by question (`locomo_split`: ``split_queries`` 0.5, seed 0,
@@ -20,7 +20,8 @@ tables (``Reproduce:``); docs/quality.md, "The studies", lists them all.
   word pieces leave out), `warm_windows` (a pooled embedder's windows, embedded resumably).
 - **Means**: `part_means` (one row per system, each metric on each named half),
   `per_query_means` ({system: {metric: mean}}), `pivot_means`.
-- **Tuning**: `GRID` and `grid_search` (issue 9's grid around memlab-best, chosen on tune);
+- **Tuning**: `GRID` and `grid_search` (the LoCoMo study's grid around memlab-best, chosen on
+  tune);
   `choose_simplest` (the best objective; a tie goes to the simplest system).
 """
 
@@ -211,7 +212,7 @@ def pivot_means(per_query: pd.DataFrame, qids: list[str]) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ tuning
-# Issue 9's grid around memlab-best (docs/quality.md part A): the legs' normalisations (with
+# The LoCoMo study's grid around memlab-best (docs/studies/locomo.md): the legs' normalisations (with
 # their score floor), the vector weight (text weight 1 − it) and the neighbour weights.
 LEGS = {"minmax/max": ("minmax", "max", 0.0), "zscore/zscore": ("zscore", "zscore", -1e6)}
 GRID: dict[str, list[Any]] = {

