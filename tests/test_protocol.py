@@ -1,7 +1,7 @@
 """The dev-set protocol's halves (memlab.eval.protocol): fixed rules, one owner.
 
 Synthetic data sets check the rules exactly; the shipped dev sets (skipped when absent)
-check the counts docs/quality.md quotes.
+check the counts docs/studies/index.md quotes.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ set (a folder that is not a checkout is an error, never replaced by another), el
 folder above the imported ``memlab`` package (an editable install, or a run from the
 checkout), else the current directory. Without one it names the benchmarks and says how to
 run them from a checkout (exit 2). The quality studies (``studies/*.py``,
-docs/quality.md "The studies") are run by name too, never by default.
+docs/studies/index.md) are run by name too, never by default.
 
 Module-level imports are the standard library and ``memlab.errors`` only, so ``memlab
 --help`` stays fast.

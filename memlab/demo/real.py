@@ -227,7 +227,7 @@ def conclusion(synthetic: dict[str, Any], real: dict[str, Any] | None) -> list[s
             f" corpus, {b['real persona']} on the real persona (Δ {_signed(d['delta'])},"
             f" 95% CI [{_signed(d['ci'][0])}, {_signed(d['ci'][1])}])" + why_small + "; on"
             " RealMem's five dev personas, LoCoMo and BEAM it leads the 0.7/0.3 sum"
-            " (docs/quality.md, studies/realmem_quality.py)."
+            " (docs/studies/realmem.md, studies/realmem_quality.py)."
         )
     stronger = {k: ("vector" if v[0] > v[1] else "bm25") for k, v in legs.items()}
     if len(set(stronger.values())) == 1:

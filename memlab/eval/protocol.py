@@ -1,7 +1,7 @@
 """The dev-set protocol: which questions tune a preset and which only report it.
 
 memlab's presets are chosen on one half of each dev set and reported on the other
-(docs/quality.md, "Protocol"). The halves are fixed rules of this module, so a
+(docs/studies/index.md, "Protocol"). The halves are fixed rules of this module, so a
 benchmark, a notebook and a test that name a half all mean the same questions:
 
 - **by question** (`question_halves`): the scored questions (those with evidence) split

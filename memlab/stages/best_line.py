@@ -18,7 +18,7 @@ before this stage (``tie_break``), then to insertion order. The line scores arri
 ``CandidateSet.extra[line_scores_key(p)]`` (``line_matrices``; one key per line
 setting, so candidates never lend one setting's scores to another): ``Pipeline.retrieve``
 and the lab's candidates fill it, so the stage itself reads no index. Studied in
-``studies/chunk_lines.py`` (docs/quality.md, "Chunks ranked by their best line").
+``studies/chunk_lines.py`` (docs/studies/best-line.md).
 
 ``best_line_order`` (``memlab.config.vocab.BEST_LINE_ORDERS``) says how the chunks are then
 ordered. ``"max"``: by that score. ``"novel"``: greedily by the best line a chunk adds,

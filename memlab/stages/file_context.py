@@ -15,7 +15,7 @@ session each, no two share a date — and a BEAM daily log one date's batches). 
 conversation's file is a session: the term is added in files where at least half of the
 chunks carry a speaker label (``memlab.stages.shape.conversation_files``) and is 0
 elsewhere — in a curated ``MEMORY.md`` or a log of notes every chunk would otherwise
-share the best chunk's score (measured on the synthetic workspaces: docs/quality.md). A
+share the best chunk's score (measured on the synthetic workspaces: docs/studies/context.md). A
 file is a path within one segment of the table (``memlab.stages.shape.file_ids``: the
 indexes of a lab's merged table never share a file). A heading-only chunk (``## Session 3 — 8 May,
 2023``) still counts for its file's maximum — it is what a session's date or title
