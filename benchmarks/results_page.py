@@ -114,13 +114,21 @@ def mark(fig: dict[str, Any], base: dict[str, Any]) -> str:
     return "+" if fig["mean"] > base["mean"] else "−"
 
 
-def slice_table(rows: list[dict[str, Any]], metrics: Sequence[str]) -> str:
-    """One row per system: per metric its mean, CI and mark, then its group range."""
+def slice_table(
+    rows: list[dict[str, Any]], metrics: Sequence[str], same: Sequence[Sequence[str]] = ()
+) -> str:
+    """One row per system: per metric its mean, CI and mark, then its group range. Systems
+    of one group of ``same`` (the same ranking on every question) share one row, named
+    ``a`` = ``b``: two rows would present one system twice."""
     base = next(r for r in rows if r["system"] == "bm25")
     best = {m: max(r[m]["mean"] for r in rows if r[m]["mean"] is not None) for m in metrics}
+    alias = {g[0]: g for g in same}
+    hidden = {n for g in same for n in g[1:]}
     out = []
     for r in rows:
-        line = [f"`{r['system']}`"]
+        if r["system"] in hidden:
+            continue
+        line = [" = ".join(f"`{n}`" for n in alias.get(r["system"], [r["system"]]))]
         for m in metrics:
             f = r[m]
             line += [cell(f, f["mean"] == best[m], mark(f, base[m])), spread(f)]
@@ -149,11 +157,14 @@ def headline_section(name: str, doc: dict[str, Any]) -> str:
                 f"**{UNITS[unit]}, {SLICES.get(cut, cut)}** ({s['n']} questions, "
                 f"{len(s['groups'])} {GROUPS[name]})",
                 "",
-                slice_table(s["rows"], r["metrics"]),
+                slice_table(s["rows"], r["metrics"], same),
             ]
         if same:
             names = "; ".join(" = ".join(f"`{n}`" for n in g) for g in same)
-            parts += ["", f"Same ranking on every question at this unit: {names}."]
+            parts += [
+                "",
+                f"One row for systems with the same ranking on every question at this unit: {names}.",
+            ]
     return "\n".join(parts)
 
 
