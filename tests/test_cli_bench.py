@@ -185,8 +185,9 @@ def test_no_checkout_in_process(
 
 def test_the_package_lists_every_script_of_the_checkout() -> None:
     """``BENCHMARKS`` and ``OTHER_SCRIPTS`` (what the installed package can name without a
-    checkout) are the scripts of ``benchmarks/``: the shared module and the docs' table
-    renderer aside."""
-    scripts = {p.stem for p in (REPO / "benchmarks").glob("*.py")} - {"_common", "tables"}
+    checkout) are the scripts of ``benchmarks/``: the shared module and the docs' table and
+    results-page renderers aside."""
+    renderers = {"_common", "tables", "results_page"}
+    scripts = {p.stem for p in (REPO / "benchmarks").glob("*.py")} - renderers
     assert scripts == set(bench.BENCHMARKS) | set(bench.OTHER_SCRIPTS)
     assert not set(bench.BENCHMARKS) & set(bench.OTHER_SCRIPTS)

@@ -196,6 +196,28 @@ def test_format_shows_candidate_generation_and_effective_weights(lab: Lab) -> No
     assert js["vector"]["keyword_mode"] is None and js["vector"]["weights"] is None
 
 
+def test_identical_rankings_are_judged_as_deep_as_the_metrics_read(lab: Lab) -> None:
+    """Two systems that return the same top k (k = the deepest metric) are one system as
+    measured, however far each list goes below it; a metric reading deeper tells them apart."""
+    short = preset("vector", max_results=6).replace(name="vector-6")
+    deep = preset("vector", max_results=40).replace(name="vector-40")
+    res = run_experiment([short, deep], lab, ["recall@6", "mrr@6"], baseline="vector-6")
+    assert res.info["identical_rankings"] == [["vector-6", "vector-40"]]
+    # pinned: vector-6 keeps its 6 results where recall@20 reads 20
+    res = run_experiment(
+        [short, deep], lab, ["recall@6", "recall@20"], baseline="vector-6", pinned=True
+    )
+    assert res.info["identical_rankings"] == []
+
+
+def test_top_files_are_the_first_k_distinct_files_in_rank_order() -> None:
+    from memlab.eval.experiment import top_files
+
+    units = np.array([["g/a", "g/a", "g/b", "", "g/c"], ["g/b", "", "", "", ""]], dtype=object)
+    assert top_files(units, 2).tolist() == [["g/a", "g/b"], ["g/b", ""]]
+    assert top_files(units, 4).tolist() == [["g/a", "g/b", "g/c", ""], ["g/b", "", "", ""]]
+
+
 def test_identical_rankings_are_detected_and_marked(lab: Lab) -> None:
     """One system under two names is flagged, also across candidate sets (the vector leg
     alone ranks the same chunks whatever the keyword query)."""

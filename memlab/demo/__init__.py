@@ -301,9 +301,9 @@ def run_demo(
         drop.update(dict.fromkeys(others, keep))
         labels[keep] = " = ".join([keep, *others])
         notes.append(
-            f"      {' and '.join(g)} return the same chunks in the same order on every one of"
-            f" the {int(first.table.loc[BASELINE, 'n'])} held-out questions: one system, shown"
-            f" once as {labels[keep]!r}"
+            f"      {' and '.join(g)} return the same top 6 in the same order on every one of"
+            f" the {int(first.table.loc[BASELINE, 'n'])} held-out questions: one system as"
+            f" measured, shown once as {labels[keep]!r}"
         )
     systems = [s for s in candidates if s.name not in drop]
     res = run_experiment(

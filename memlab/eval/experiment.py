@@ -115,6 +115,16 @@ def _settings_cells(p: Pipeline | ExternalRun) -> dict[str, str]:
     }
 
 
+def top_files(units: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` distinct files of each row of ``units`` (file ids of ranked units,
+    ``""`` = empty slot), in the order of their best unit: ``[Q, k]``, ``""`` padding."""
+    out = np.full((units.shape[0], k), "", dtype=object)
+    for i, row in enumerate(units.tolist()):
+        seen = list(dict.fromkeys(f for f in row if f))[:k]
+        out[i, : len(seen)] = seen
+    return out
+
+
 def _identical_rankings(rankings: dict[str, tuple[list[str], np.ndarray]]) -> list[list[str]]:
     """Groups of systems (in input order, 2 or more each) whose results are the same units
     in the same order on every scored question: {name: (scored qids, unit ids [Q, K])}."""
@@ -256,8 +266,8 @@ class ExperimentResult:
                 )
         if same_as:
             out.append(
-                "= X: the same chunks in the same order as X on every scored question "
-                "(one system under two names; compare it once)"
+                "= X: the same chunks in the same order as X, as deep as the metrics read, on"
+                " every scored question (one system under two names; compare it once)"
             )
         ext = [s.name for s in self.systems if isinstance(s, ExternalRun)]
         if ext and settings:
@@ -382,9 +392,10 @@ def run_experiment(
     files.
 
     Systems whose results are the same chunks in the same order on every scored
-    question are recorded in ``info["identical_rankings"]`` (groups of names, first
-    = the one the others are marked against) and marked by ``format()``: two rows
-    that are one system must not read as two findings.
+    question, down to the deepest k the metrics read (at file level: every result), are
+    recorded in ``info["identical_rankings"]`` (groups of names, first = the one the others
+    are marked against) and marked by ``format()``: two rows that are one system as
+    measured must not read as two findings.
 
     ``external_runs`` ({name: TREC run file, or a frame ``qid, docno, score``}) adds
     other systems' results as rows after the pipelines: mapped to line ranges
@@ -453,7 +464,14 @@ def run_experiment(
         # Unit ids, not candidate columns: systems on different candidate sets (e.g. AND
         # and OR keyword queries) can still return the same chunks, and an external run
         # names units the same way.
-        docs = np.where(cols >= 0, ids[pos] if pos.size else pos, "")
+        if getattr(lab, "level", "unit") == "unit":
+            # Every metric reads the top k: two systems that agree there are one system as
+            # measured, whatever they return below it.
+            docs = np.where(cols >= 0, ids[pos] if pos.size else pos, "")[:, :k]
+        else:
+            # At file level the metrics read the first k files of the ranked units.
+            files = np.char.add(np.char.add(lc.unit_groups().astype(str), "/"), t.paths.astype(str))
+            docs = top_files(np.where(cols >= 0, files[pos] if pos.size else pos, ""), k)
         results_of[s.name] = (list(np.asarray(lc.qids, dtype=object)[keep]), docs.astype(str))
         for m in metrics:
             frames.append(
