@@ -211,7 +211,7 @@ def test_identical_rankings_are_judged_as_deep_as_the_metrics_read(lab: Lab) -> 
 
 
 def test_top_files_are_the_first_k_distinct_files_in_rank_order() -> None:
-    from memlab.eval.experiment import top_files
+    from memlab.eval.depth import top_files
 
     units = np.array([["g/a", "g/a", "g/b", "", "g/c"], ["g/b", "", "", "", ""]], dtype=object)
     assert top_files(units, 2).tolist() == [["g/a", "g/b"], ["g/b", ""]]

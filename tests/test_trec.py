@@ -253,6 +253,9 @@ def test_a_saved_run_read_back_is_the_same_row(turn_lab: Lab, tmp_path: Path) ->
     item = next(s for s in res2.to_json() if s["name"] == "mine")
     assert item["settings"]["external_run"] == str(mine) and item["candidates"] is None
     assert "vs_baseline" in item and "run: mine read from a TREC run file" in res2.format()
+    # the run holds 10 results per question; recall@6 reads 6: the same system as measured
+    res3 = run_experiment([preset("bm25")], turn_lab, ["recall@6"], external_runs={"mine": mine})
+    assert res3.same_ranking_as() == {"mine": "bm25"}
 
 
 def test_path_line_ids_and_chunk_ids_are_mapped(tmp_path: Path) -> None:

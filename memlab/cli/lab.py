@@ -245,8 +245,8 @@ def eval_on(
             print(f"\n{m} by category:")
             print(res.by_category(m).round(3).to_string())
     if args.evidence_ranks:
+        from memlab.eval.depth import metric_depth
         from memlab.eval.evidence import evidence_ranks
-        from memlab.eval.experiment import metric_depth
 
         k = metric_depth(metrics)
         saved = {}

@@ -28,6 +28,7 @@ import pandas as pd
 
 from memlab import __version__
 from memlab.config.vocab import SINGLE_LEG_FUSIONS
+from memlab.eval.depth import identical_rankings, metric_depth, top_files
 from memlab.eval.judged import judged_at_k, judged_means, judged_name, top_spans
 from memlab.eval.metrics import parse_metric
 from memlab.eval.summary import ci_cell, summary_table
@@ -63,16 +64,6 @@ EXPERIMENT_FILES = (
     "README.md",
     "evidence_ranks.csv",
 )
-
-
-def metric_depth(metrics: Sequence[str]) -> int:
-    """The deepest rank any metric reads (k of ``x@k``; 10 for ``mrr`` without k;
-    budget metrics read up to 50 results)."""
-    depth = 1
-    for m in metrics:
-        spec = parse_metric(m)
-        depth = max(depth, 50 if spec.kind == "budget_recall" else (spec.k or 10))
-    return depth
 
 
 def system_settings(p: Pipeline) -> dict[str, Any]:
@@ -113,27 +104,6 @@ def _settings_cells(p: Pipeline | ExternalRun) -> dict[str, str]:
         "weights": "-" if w is None else f"{w[0]:.2f}/{w[1]:.2f}",
         "min": threshold_text(p),  # "none" when it removes nothing: one rule
     }
-
-
-def top_files(units: np.ndarray, k: int) -> np.ndarray:
-    """The first ``k`` distinct files of each row of ``units`` (file ids of ranked units,
-    ``""`` = empty slot), in the order of their best unit: ``[Q, k]``, ``""`` padding."""
-    out = np.full((units.shape[0], k), "", dtype=object)
-    for i, row in enumerate(units.tolist()):
-        seen = list(dict.fromkeys(f for f in row if f))[:k]
-        out[i, : len(seen)] = seen
-    return out
-
-
-def _identical_rankings(rankings: dict[str, tuple[list[str], np.ndarray]]) -> list[list[str]]:
-    """Groups of systems (in input order, 2 or more each) whose results are the same units
-    in the same order on every scored question: {name: (scored qids, unit ids [Q, K])}."""
-    groups: dict[Any, list[str]] = {}
-    for name, (qids, docs) in rankings.items():
-        # "" pads a list shorter than the widest: the same results, however padded.
-        key = (tuple(qids), tuple(tuple(d for d in row if d) for row in docs.tolist()))
-        groups.setdefault(key, []).append(name)
-    return [g for g in groups.values() if len(g) > 1]
 
 
 def _as_systems(systems: Sequence[Pipeline] | Mapping[str, Pipeline]) -> list[Pipeline]:
@@ -548,7 +518,7 @@ def run_experiment(
         "level": getattr(lab, "level", "unit"),
         "pinned": sorted(pin),
         "own_max_results": {s.name: s.max_results for s in systems},  # before at_k
-        "identical_rankings": _identical_rankings(results_of),
+        "identical_rankings": identical_rankings(results_of),
         "candidate_seconds": t_cand,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
@@ -593,7 +563,7 @@ def _run_units(
     results: pd.DataFrame, qids: Sequence[str], keep: np.ndarray
 ) -> tuple[list[str], np.ndarray]:
     """(scored qids, unit ids [Q, K] with "" padding) of a mapped external run in rank
-    order: what `_identical_rankings` compares."""
+    order: what ``identical_rankings`` compares (the run is already cut at the metrics' depth)."""
     scored = [q for q, k in zip(qids, keep, strict=True) if k]
     row = {q: i for i, q in enumerate(scored)}
     sel = results[results["qid"].isin(row)]

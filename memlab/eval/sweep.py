@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from memlab.config.vocab import WEIGHTED_FUSIONS
-from memlab.eval.experiment import metric_depth
+from memlab.eval.depth import metric_depth
 from memlab.eval.fastsweep import sweep_values
 from memlab.eval.metrics import exact_mean
 from memlab.eval.significance import bootstrap_ci_many

@@ -203,9 +203,7 @@ def _normalize_present(
         if method == "minmax":
             span = np.where(same, 1.0, hi - lo)
             return np.where(same, 1.0, (xp - lo) / span)
-        mean = xp.sum(axis=-1, keepdims=True) / np.maximum(n, 1)
-        dev = np.where(present, xp - mean, 0.0)
-        std = np.sqrt((dev**2).sum(axis=-1, keepdims=True) / np.maximum(n, 1))
+        _, dev, std = _row_spread(xp, present, n)
         # Equal values can leave a rounding-size std, so "all equal" is tested on min/max.
         return np.where(same, 0.0, dev / np.where(same | (std == 0), 1.0, std))
     if method == "theoretical":
@@ -222,6 +220,23 @@ def _normalize_present(
     else:  # "sum"
         denom = np.abs(xp).sum(axis=-1, keepdims=True)
     return np.where(denom > 0, xp / np.where(denom > 0, denom, 1.0), 0.0)
+
+
+def _row_spread(
+    xp: np.ndarray, present: np.ndarray, n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the mean of the present values, their deviations from it (0 where absent)
+    and the population std. The deviations are squared after dividing by a power of two
+    near their largest magnitude: exact for ordinary scores (so results are unchanged),
+    while deviations near 1e-160 no longer square into subnormals, whose lost digits
+    pushed a z-score past its bound sqrt(n − 1)."""
+    mean = xp.sum(axis=-1, keepdims=True) / np.maximum(n, 1)
+    dev = np.where(present, xp - mean, 0.0)
+    big = np.abs(dev).max(axis=-1, keepdims=True, initial=0.0)
+    scale = np.where(big > 0, np.ldexp(1.0, np.frexp(big)[1]), 1.0)
+    scaled = dev / scale
+    std = np.sqrt((scaled**2).sum(axis=-1, keepdims=True) / np.maximum(n, 1)) * scale
+    return mean, dev, std
 
 
 def floor_value(scores: Any, method: str, lower: float, *, valid: Any = None) -> np.ndarray:
@@ -276,9 +291,7 @@ def floor_value(scores: Any, method: str, lower: float, *, valid: Any = None) ->
             span = np.where(same, 1.0, hi - lo)
             image = np.where(same, 0.0, (lower - np.where(same, 0.0, lo)) / span)
             return np.maximum(image, -1.0)  # present values span [0, 1]: at most 1 below
-        mean = xp.sum(axis=-1, keepdims=True) / np.maximum(n, 1)
-        dev = np.where(present, xp - mean, 0.0)
-        std = np.sqrt((dev**2).sum(axis=-1, keepdims=True) / np.maximum(n, 1))
+        mean, _, std = _row_spread(xp, present, n)
         flat = same | (std == 0)
         safe = np.where(flat, 1.0, std)
         image = np.where(flat, -1.0, (lower - mean) / safe)

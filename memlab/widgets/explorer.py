@@ -328,7 +328,7 @@ class Explorer:
     def _needed_depth(self, p: Pipeline) -> int:
         depth = p.depth
         if self.lab is not None and self.metric_names:
-            from memlab.eval.experiment import metric_depth
+            from memlab.eval.depth import metric_depth
 
             depth = max(depth, p.at_k(metric_depth(self.metric_names)).depth)
         return depth
@@ -530,7 +530,7 @@ class Explorer:
     def _scores(self, p: Pipeline) -> dict[str, Any]:
         """Mean of each metric over questions with evidence, overall and per category,
         plus the mean number of results the setting returns as configured."""
-        from memlab.eval.experiment import metric_depth
+        from memlab.eval.depth import metric_depth
 
         lc = self._lab_candidates(p)
         scored = p.at_k(metric_depth(self.metric_names))
