@@ -28,9 +28,11 @@ from benchmarks import quality  # noqa: E402
 from benchmarks._common import random_lab_candidates  # noqa: E402
 
 SMALL = REPO / "datasets" / "synthetic-small"
-# Margins: the fast sweep measured 5-15x faster than the per-setting loop and the
-# exact scan within 1.0-1.3x of a plain numpy pass over the matrix on the 2-core
-# reference machine; the guards fail only on a slip well beyond run-to-run noise.
+# Margins: the fast sweep measured 4.3-4.9x faster than the per-setting loop at the
+# benchmark's grid (101 settings x 1000 queries; at 41 x 300 its fixed costs leave
+# 2-4x, too close to the bar to be a guard), and the exact scan within 1.0-1.3x of a
+# plain numpy pass over the matrix on the 2-core reference machine; the guards fail
+# only on a slip well beyond run-to-run noise.
 MIN_SWEEP_SPEEDUP = 2.5
 MAX_SCAN_OVER_READ = 3.0
 
@@ -248,9 +250,9 @@ def test_fast_sweep_beats_per_setting_loop() -> None:
     from memlab.eval.fastsweep import score_settings
     from memlab.pipeline.presets import openclaw
 
-    lc = random_lab_candidates(300, 50, seed=1)
+    lc = random_lab_candidates(1000, 50, seed=1)
     base = openclaw(min_score=0.0, max_results=10, candidate_multiplier=5.0)
-    grid = [base.replace(vector_weight=w / 40, text_weight=1 - w / 40) for w in range(41)]
+    grid = [base.replace(vector_weight=w / 100, text_weight=1 - w / 100) for w in range(101)]
     fast_values, r = score_settings(lc, grid, ["ndcg@10"])
     assert r.path == "fast"
     t_fast = _best_of(lambda: score_settings(lc, grid, ["ndcg@10"]), 3)
