@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -135,6 +136,39 @@ def test_transcript_files_are_sessions_and_their_archives_only(tmp_path: Path) -
     got = [p.name for p in transcript_files(tmp_path)]
     assert got == [names[0], names[3], names[4]]
     assert transcript_files(tmp_path / "missing") == []
+
+
+def test_a_wal_store_is_read_without_a_file_written_beside_it(tmp_path: Path) -> None:
+    """A WAL-mode database opened ``mode=ro`` would gain ``-shm``/``-wal`` files; closed, it
+    is opened immutable; with an agent's open ``-wal`` beside it, a private copy is read
+    (the uncommitted-to-the-main-file rows included) and the folder is left byte for byte."""
+    sessions = {"s1": [header("s1"), user("u1", T0, "a")]}
+    db = write_store(tmp_path / "state" / "agent.sqlite", sessions, wal=True)
+    before = _digests(tmp_path / "state")
+    got = [s.id for s in codec.read_store_sessions(db, Counter())]
+    assert got == ["s1"] and _digests(tmp_path / "state") == before
+    # an agent still running: its last rows live in the -wal file only
+    live = sqlite3.connect(db)
+    live.execute("PRAGMA wal_autocheckpoint=0")
+    live.execute(
+        "INSERT INTO transcript_events (session_id, seq, event_json, created_at)"
+        " VALUES (?, ?, ?, ?)",
+        ("s2", 0, json.dumps(header("s2")), int(T0 * 1000)),
+    )
+    live.execute(
+        "INSERT INTO transcript_events (session_id, seq, event_json, created_at)"
+        " VALUES (?, ?, ?, ?)",
+        ("s2", 1, json.dumps(user("v1", T0, "b")), int(T0 * 1000)),
+    )
+    live.commit()
+    try:
+        assert (db.parent / "agent.sqlite-wal").stat().st_size > 0
+        before = _digests(tmp_path / "state")
+        got = {s.id: [e.id for e in s.entries] for s in codec.read_store_sessions(db, Counter())}
+        assert got == {"s1": ["u1"], "s2": ["v1"]}
+        assert _digests(tmp_path / "state") == before
+    finally:
+        live.close()
 
 
 def test_store_read_only_with_and_without_a_zstd_decoder(

@@ -90,11 +90,20 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> Path:
     return path
 
 
-def write_store(path: Path, sessions: dict[str, list[Any]], compressed: set[int] = frozenset()):
+def write_store(
+    path: Path,
+    sessions: dict[str, list[Any]],
+    compressed: set[int] = frozenset(),
+    *,
+    wal: bool = False,
+):
     """An agent database with the release's ``transcript_events`` columns; the rows whose
-    (global) number is in ``compressed`` are stored as ``b"Z" + json`` in ``event_zstd``."""
+    (global) number is in ``compressed`` are stored as ``b"Z" + json`` in ``event_zstd``.
+    ``wal``: in WAL journal mode, as an agent running beside the reader keeps it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(path)
+    if wal:
+        con.execute("PRAGMA journal_mode=WAL")
     con.execute(
         "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
         " event_json TEXT, created_at INTEGER NOT NULL, event_zstd BLOB,"

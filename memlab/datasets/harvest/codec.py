@@ -33,9 +33,12 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import sqlite3
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -317,13 +320,41 @@ def zstd_decoder() -> Callable[[bytes, int], bytes] | None:
     return lambda blob, size: d.decompress(blob, max_output_size=size)
 
 
+@contextmanager
+def read_only_store(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to the SQLite database at ``path`` that leaves its folder as it was.
+
+    SQLite's ``mode=ro`` still creates ``-shm``/``-wal`` files beside a WAL-mode database.
+    Without a ``-wal`` file beside it (no writer has rows outside the main file) the file
+    is opened ``immutable``: no lock, no journal, nothing written. With one (an agent is
+    running), the file and its ``-wal`` are copied into a temporary folder and the copy is
+    read, so the rows still in the ``-wal`` are seen. Closed (and the copy removed) on exit.
+    """
+    wal = path.with_name(path.name + "-wal")
+    if not wal.exists():
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        try:
+            yield con
+        finally:
+            con.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="memlab-store-") as tmp:
+        copy = Path(tmp) / path.name
+        shutil.copyfile(path, copy)
+        shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        con = sqlite3.connect(copy)
+        try:
+            yield con
+        finally:
+            con.close()
+
+
 def read_store_sessions(path: Path, counts: Counter[str]) -> Iterator[Session]:
-    """The sessions of the release's agent database (table ``transcript_events``), opened
-    read-only (SQLite ``mode=ro``: nothing is written to it), rows in ``seq`` order. A
+    """The sessions of the release's agent database (table ``transcript_events``), rows in
+    ``seq`` order, read without writing anything beside it (``read_only_store``). A
     database without that table has none. Raises ``sqlite3.Error`` when it cannot be read.
     """
-    con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
+    with read_only_store(path) as con:
         cols = {r[1] for r in con.execute("PRAGMA table_info(transcript_events)")}
         if not cols:
             return
@@ -353,8 +384,6 @@ def read_store_sessions(path: Path, counts: Counter[str]) -> Iterator[Session]:
             records.append((f"S{seq}", rec, created if isinstance(created, int | float) else None))
         if current is not None:
             yield _store_session(current, path, records, counts)
-    finally:
-        con.close()
 
 
 def _store_session(
