@@ -341,3 +341,22 @@ def test_a_killed_judge_process_loses_no_answer(example: Path, tmp_path: Path) -
     assert (qid, path, start, end) not in {
         (r["qid"], r["path"], r["start_line"], r["end_line"]) for r in rows
     }
+
+
+def test_memlab_judge_never_writes_into_a_memory_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder with queries but neither dataset.json nor workspace/ is its own workspace:
+    judging it would put judgments.jsonl among the user's memory files, so it is refused
+    (exit 2) and nothing is written."""
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "- the gateway runs on 10.0.0.5\n")
+    write(ws, "memory/2026-03-01.md", "- deployed the gateway\n")
+    write(ws, "queries.jsonl", json.dumps({"qid": "q1", "query": "gateway host"}) + "\n")
+    row = {"qid": "q1", "path": "MEMORY.md", "start_line": 1, "end_line": 1}
+    write(ws, "evidence.jsonl", json.dumps(row) + "\n")
+    before = sorted(p.relative_to(ws) for p in ws.rglob("*"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    code, _, err = cli("judge", str(ws), "--embedder", "hashing", "--preset", "wsum")
+    assert code == 2 and "memory workspace" in err, err
+    assert sorted(p.relative_to(ws) for p in ws.rglob("*")) == before

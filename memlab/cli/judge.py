@@ -70,7 +70,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     when the pool is done or on q, 130 on Ctrl-C; a folder that is no dataset, an unknown
     preset or a bad depth: exit 2."""
     from memlab.datasets.base import load_folder
-    from memlab.eval.judge import JudgeSession, JudgmentStore, build_pool
+    from memlab.eval.judge import judge_folder
     from memlab.eval.judge.terminal import run_loop
     from memlab.eval.lab import Lab
     from memlab.pipeline.presets import preset
@@ -87,9 +87,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     ds = load_folder(out)
     lab = Lab(ds, cache_vectors=True, embedder=args.embedder, unit=args.unit)
-    pool = build_pool(lab, systems, args.pool_depth, shown=out / "shown.trec")
-    store = JudgmentStore(out)
-    session = JudgeSession(pool, store, gain=args.gain, exhaustive=args.all)
+    try:
+        session = judge_folder(out, lab, systems, args.pool_depth, args.gain, args.all)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    pool, store = session.pool, session.store
     print(
         f"pool: {len(pool.items)} spans over {len(ds.queries)} questions, top {pool.depth} of"
         f" {', '.join(pool.systems)}; asked most decisive first ({args.gain}@{pool.depth});"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memlab.config.vocab import DEFAULT_JUDGE_PRESETS, JUDGE_KEYS
-from memlab.eval.judge import JudgeSession, JudgmentStore, build_pool
+from memlab.eval.judge import judge_folder
 
 if TYPE_CHECKING:
     from memlab.eval.lab import Lab
@@ -56,10 +56,8 @@ class Judge:
         if lab is None:
             lab = Lab(load_folder(self.folder), cache_vectors=True, embedder=embedder)
         self.lab = lab
-        pool = build_pool(
-            lab, [preset(p) for p in presets], depth, shown=self.folder / "shown.trec"
-        )
-        self.session = JudgeSession(pool, JudgmentStore(self.folder), gain, exhaustive)
+        systems = [preset(p) for p in presets]
+        self.session = judge_folder(self.folder, lab, systems, depth, gain, exhaustive)
         self.message = ""
         self.progress_html = w.HTML()
         self.card_html = w.HTML()

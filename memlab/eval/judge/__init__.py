@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from memlab.eval.judge.order import PairOrder, decide_count
 from memlab.eval.judge.pool import Pool, PoolItem, build_pool
-from memlab.eval.judge.session import JudgeSession
+from memlab.eval.judge.session import JudgeSession, judge_folder
 from memlab.eval.judge.store import JudgmentStore
 
 __all__ = [
@@ -30,4 +30,5 @@ __all__ = [
     "PoolItem",
     "build_pool",
     "decide_count",
+    "judge_folder",
 ]

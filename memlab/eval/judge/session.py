@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memlab.config.vocab import JUDGE_KEYS
 from memlab.eval.judge.card import Card, make_card
 from memlab.eval.judge.order import PairOrder
-from memlab.eval.judge.pool import Pool, PoolItem
+from memlab.eval.judge.pool import Pool, PoolItem, build_pool
 from memlab.eval.judge.store import JudgmentStore
 
-__all__ = ["JudgeSession", "Progress"]
+if TYPE_CHECKING:
+    from memlab.eval.lab import Lab
+    from memlab.pipeline import Pipeline
+
+__all__ = ["JudgeSession", "Progress", "judge_folder"]
 
 _GRADES = {"y": 1, "n": 0, "s": None}
 
@@ -176,3 +180,29 @@ class JudgeSession:
         self.store.record(item.key, _GRADES[k])
         self._stale = True
         return f"{JUDGE_KEYS[k]}: {item.path}:{item.start_line}-{item.end_line}"
+
+
+def judge_folder(
+    folder: str | Path,
+    lab: Lab,
+    systems: list[Pipeline],
+    depth: int,
+    gain: str = "precision",
+    exhaustive: bool = False,
+) -> JudgeSession:
+    """The session that judges the dataset folder ``folder`` (``lab`` over it): the pool of
+    ``systems``' top ``depth`` and the folder's ``shown.trec``, answers appended to
+    ``folder/judgments.jsonl``. ``ValueError`` naming both paths when ``folder`` is one of
+    the dataset's workspaces or inside one (a folder without ``dataset.json`` is read as a
+    workspace): memory files are the user's, and judgments go beside them, never among
+    them. What ``memlab judge`` and the notebook's ``Judge`` both open."""
+    folder = Path(folder).expanduser()
+    where = folder.resolve()
+    for ws in lab.dataset.workspaces.values():
+        if where.is_relative_to(Path(ws).resolve()):
+            raise ValueError(
+                f"{folder}: judgments would be written into the memory workspace {ws};"
+                " judge a dataset folder (memlab harvest --out OUT writes one)"
+            )
+    pool = build_pool(lab, systems, depth, shown=folder / "shown.trec")
+    return JudgeSession(pool, JudgmentStore(folder), gain, exhaustive)
