@@ -7,9 +7,7 @@ with ``qmd-like``; ``memlab watch``'s timing; and what release 2026.9.6's doctor
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -19,6 +17,7 @@ import pytest
 from memlab.config.load import config_system, index_extras, load_search_config, watch_settings
 from memlab.config.qmd import QmdConfig, doctor_migration, parse_duration_ms
 from tests.conftest import cli, write
+from tests.openclaw_release import require_release
 
 
 def config(tmp_path: Path, qmd: dict, **memory) -> Path:
@@ -209,11 +208,6 @@ def test_doctor_shows_the_release_migration(ws: Path, tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------- against the release (node)
-DIST = Path(os.environ.get("OPENCLAW_DIST", "/tmp/package/dist"))
-for _d in (DIST, Path("/tmp/oc/package/dist")):
-    if _d.is_dir():
-        DIST = _d
-        break
 HARNESS = Path(__file__).parent / "data" / "openclaw_qmd_doctor_harness.mjs"
 
 
@@ -255,14 +249,11 @@ def random_config(rng: random.Random) -> dict:
 
 @pytest.mark.slow
 def test_doctor_migration_equals_the_release() -> None:
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed: the differential test against the release is skipped")
-    if not DIST.is_dir():
-        pytest.skip(f"openclaw@2026.9.6 not unpacked at {DIST} (set OPENCLAW_DIST): skipped")
+    dist = require_release("markdown-chunks-DYWd0D11.mjs")  # any module of its dist/
     rng = random.Random(7)
     configs = [random_config(rng) for _ in range(300)]
     out = subprocess.run(
-        ["node", str(HARNESS), str(DIST)],
+        ["node", str(HARNESS), str(dist)],
         input=json.dumps(configs),
         capture_output=True,
         text=True,
