@@ -46,6 +46,12 @@ def default_dir() -> Path:
     return cache_dir(f"{PACKAGE}-{VERSION}")
 
 
+def dist_dir(root: Path | None = None) -> Path:
+    """The package's compiled ``dist/`` once fetched under ``root`` (``default_dir()``):
+    what ``OPENCLAW_DIST`` points at."""
+    return (root or default_dir()) / "package" / "dist"
+
+
 def integrity(path: Path) -> str:
     """npm's integrity string of a file: ``sha512-`` + base64 of its SHA-512 digest."""
     digest = hashlib.sha512(path.read_bytes()).digest()
@@ -95,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if shutil.which("node") is None:
             raise RuntimeError("node is not installed")
-        package = fetch(root)
+        fetch(root)
     except (RuntimeError, OSError, subprocess.TimeoutExpired, tarfile.TarError) as exc:
         print(
             f"openclaw@{VERSION} not available ({exc}): the differential tests against the "
@@ -104,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1 if args.strict else 0
-    print(package / "dist")
+    print(dist_dir(root))
     return 0
 
 

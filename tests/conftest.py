@@ -4,6 +4,7 @@ import contextlib
 import io
 import os
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,9 +40,11 @@ REPO = Path(__file__).resolve().parents[1]
 # scripts/openclaw_release.py keeps it in the user's cache, found before the suite moves
 # XDG_CACHE_HOME to a cache of its own below.
 if not os.environ.get("OPENCLAW_DIST"):
-    from memlab.paths import cache_dir
+    sys.path.insert(0, str(REPO / "scripts"))
+    from openclaw_release import dist_dir
 
-    os.environ["OPENCLAW_DIST"] = str(cache_dir("openclaw-2026.9.6", "package", "dist"))
+    sys.path.remove(str(REPO / "scripts"))
+    os.environ["OPENCLAW_DIST"] = str(dist_dir())
 # memlab keeps indexes and caches under $XDG_CACHE_HOME/memlab; the suite keeps its own
 # (ignored by git, warm across local runs, cold on a fresh clone) and never touches the
 # user's ~/.cache. Set MEMLAB_TEST_CACHE to put it elsewhere.
