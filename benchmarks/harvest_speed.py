@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import REPO, log, parser, print_table, report, stats
+from benchmarks._common import log, parser, print_table, report, stats
 
 DAYS = 90
 HITS = 6
@@ -149,17 +148,6 @@ def make_sessions(root: Path, files: dict[str, list[str]], n_sessions: int, call
     return total
 
 
-def git_commit() -> str:
-    """The checkout's commit (``git rev-parse HEAD``), or ``unknown``."""
-    try:
-        run = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
-        )
-        return run.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def measure(n_sessions: int, calls: int, repeats: int) -> dict[str, Any]:
     """Generate the agent, then time ``harvest`` ``repeats`` times (after one warm-up run)."""
     from memlab.datasets.harvest import harvest
@@ -208,7 +196,6 @@ def main() -> int:
         "calls_per_session": args.calls,
         "repeats": repeats,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "git_commit": git_commit(),
     }
     report("harvest_speed", args, inputs, {"rows": [row]})
     return 0
