@@ -72,14 +72,6 @@ DAILY_SYSTEMS = ("bm25", "vector", "openclaw-current", "memlab-best-chunk")
 LABELS = {"recall_any@5": "R_any@5", "recall_any@10": "R_any@10", "ndcg_jk@10": "nDCG@10"}
 
 
-def first_groups(ds: Dataset, n: int) -> Dataset:
-    """``ds`` restricted to its first ``n`` workspace groups (sorted) and their questions."""
-    keep = sorted(ds.workspaces)[:n]
-    q = ds.queries[ds.queries["group"].isin(keep)].reset_index(drop=True)
-    e = ds.evidence[ds.evidence["qid"].isin(set(q["qid"]))].reset_index(drop=True)
-    return Dataset(ds.name, ds.root, {g: ds.workspaces[g] for g in keep}, q, e, dict(ds.info))
-
-
 def table_rows(cmp: Any, policy: str) -> list[dict[str, Any]]:
     """One printed row per (memory, system): means, and for notes/both the difference to
     transcripts with its Holm-adjusted p."""
@@ -200,7 +192,7 @@ def main() -> int:
             print(exc, file=sys.stderr)
             return 2
         if args.quick:
-            ds = first_groups(ds, 1)
+            ds = ds.select_groups(sorted(ds.workspaces)[:1])
         results[name] = study(name, ds, args.embedder)
     inputs = {
         "embedder": args.embedder,
