@@ -252,6 +252,13 @@ def _isnan(v: Any) -> bool:
         return False
 
 
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table: ``header`` then one line per row of cells (no trailing newline)."""
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
 def print_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> None:
     """A plain-text table (timings shown as median [min–max])."""
     if not rows:

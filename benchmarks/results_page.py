@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks._common import markdown_table
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 BASELINE = REPO / "benchmarks" / "baseline.json"
@@ -61,13 +63,6 @@ MARKED = "†"  # date and commit from git: written before the JSON recorded the
 def load(path: Path) -> dict[str, Any]:
     """A committed JSON document."""
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table."""
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def stamp(doc: dict[str, Any]) -> str:
@@ -136,7 +131,7 @@ def slice_table(
     header = ["preset"]
     for m in metrics:
         header += [f"{LABELS.get(m, m)} [95 % CI]", "by group"]
-    return table(header, out)
+    return markdown_table(header, out)
 
 
 def headline_section(name: str, doc: dict[str, Any]) -> str:
@@ -426,7 +421,7 @@ def others() -> str:
                 command(doc, "studies" if name in study_dir else "benchmarks"),
             ]
         )
-    return table(["benchmark", "key figures", "measured", "command"], rows)
+    return markdown_table(["benchmark", "key figures", "measured", "command"], rows)
 
 
 INTRO = """# Results

@@ -40,6 +40,8 @@ if str(REPO) not in sys.path:  # run as a script: `benchmarks.quality` below
     sys.path.insert(0, str(REPO))
 RESULTS = REPO / "benchmarks" / "results"
 
+from benchmarks._common import markdown_table  # noqa: E402
+
 
 def _load(name: str) -> dict[str, Any]:
     path = RESULTS / f"{name}.json" if name != "baseline" else REPO / "benchmarks" / "baseline.json"
@@ -59,12 +61,6 @@ def _med(d: dict[str, Any] | None, key: str = "p50_ms") -> float | None:
     if not d or key not in d:
         return None
     return float(d[key]["median"])
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def _chunks(n: int) -> str:
@@ -123,7 +119,7 @@ def sweep() -> str:
             ],
             ["", "**memlab fast path**", _span(rr["fast_101_seconds"]), "1"],
         ]
-    return _table(["sweep", "system", "seconds median [min–max]", "× the fast path"], rows)
+    return markdown_table(["sweep", "system", "seconds median [min–max]", "× the fast path"], rows)
 
 
 def search() -> str:
@@ -146,7 +142,7 @@ def search() -> str:
                 _num(r.get("speedup_ivf_vs_openclaw")),
             ]
         )
-    return _table(
+    return markdown_table(
         [
             "chunks",
             "bound ms",
@@ -181,7 +177,7 @@ def legs() -> str:
                 _num(_med(r.get("sqlite_vec_bare_scan"))),
             ]
         )
-    return _table(
+    return markdown_table(
         [
             "chunks",
             "FTS5 AND leg p50 ms",
@@ -227,7 +223,9 @@ def ann() -> str:
                     _num(r["hnsw"]["build_seconds"]),
                 ]
             )
-    return _table(["chunks", "engine", "recall@10 vs exact", "vector leg p50 ms", "build s"], rows)
+    return markdown_table(
+        ["chunks", "engine", "recall@10 vs exact", "vector leg p50 ms", "build s"], rows
+    )
 
 
 def memory() -> str:
@@ -245,7 +243,7 @@ def memory() -> str:
                 _num(m["peak_over_limit"], 2),
             ]
         )
-    return _table(
+    return markdown_table(
         [
             "chunks",
             "vectors MiB",
@@ -274,7 +272,7 @@ def index() -> str:
                 f"{_num(t['ratio']['median'])} [{_num(t['ratio']['min'])}–{_num(t['ratio']['max'])}]",
             ]
         )
-    return _table(
+    return markdown_table(
         ["embedder", "chunks", "embedder alone chunks/s", "`sync` chunks/s", "sync / raw"], rows
     )
 
@@ -289,7 +287,7 @@ def incremental() -> str:
     ):
         s = d[key]
         rows.append([label, f"{_num(s['median'])} [{_num(s['min'])}–{_num(s['max'])}]"])
-    return _table(["sync after", "seconds median [min–max]"], rows)
+    return markdown_table(["sync after", "seconds median [min–max]"], rows)
 
 
 def quality(conversations: bool = False) -> str:
@@ -316,7 +314,7 @@ def quality(conversations: bool = False) -> str:
             v = figs[k].get(p)
             row.append(f"{v['recall@10']:.3f} / {v['ndcg@10']:.3f}" if v else "—")
         rows.append(row)
-    return _table(["preset", *[k.replace("/", " · ") for k in keys]], rows)
+    return markdown_table(["preset", *[k.replace("/", " · ") for k in keys]], rows)
 
 
 def quality_mix(
@@ -347,7 +345,7 @@ def quality_mix(
         for k in keys
         for c in categories
     ]
-    return _table(["preset", *header], rows)
+    return markdown_table(["preset", *header], rows)
 
 
 def cold() -> str:
@@ -368,7 +366,7 @@ def cold() -> str:
         )
     ws = d["workspace"]
     caption = f"{ws['chunks']:,} chunks, {d['rounds']} runs each, same results {d['same_results']}/{d['rounds']}"
-    return _table(
+    return markdown_table(
         [
             f"backend ({caption})",
             "seconds median [min–max]",
@@ -396,7 +394,7 @@ def imports() -> str:
             ", ".join(d["help_heavy_modules"]) or "none",
         ],
     ]
-    return _table(
+    return markdown_table(
         [f"command ({d['runs']} runs)", "seconds median [min–max]", "heavy modules"], rows
     )
 
@@ -417,7 +415,7 @@ def mcp() -> str:
             _num(d["startup_to_first_answer_seconds"]),
         ]
     ]
-    return _table(
+    return markdown_table(
         [
             "chunks",
             "calls",
@@ -451,7 +449,7 @@ def mcpload() -> str:
             _num(d["catch_up_seconds"]),
         ]
     ]
-    return _table(
+    return markdown_table(
         [
             "clients × duration",
             "chunks",
@@ -484,7 +482,7 @@ def embed() -> str:
                 _num(r["long"]["gflops_per_s"]),
             ]
         )
-    return _table(
+    return markdown_table(
         [
             "backend",
             "1600-char chunks docs/s",
@@ -513,7 +511,7 @@ def embedlocomo() -> str:
                 str(r.get("top10_sets_differ_from_torch", "—")),
             ]
         )
-    return _table(
+    return markdown_table(
         [
             f"backend ({d['queries']} queries)",
             "recall@5",
@@ -548,7 +546,7 @@ def ray() -> str:
                 _num(r.get("actor peak MiB")) if ray_run else "—",
             ]
         )
-    return _table(
+    return markdown_table(
         [
             "mode",
             "seconds",
@@ -580,7 +578,7 @@ def rayrates() -> str:
         ds, unit = key.rsplit("/", 1)
         src = "BEAM's rates" if ds == "LongMemEval-S" else "its own"
         rows.append([ds, unit, _num(sizes[ds][unit]), src, *(_num(r[n]) for n in names)])
-    return _table(
+    return markdown_table(
         ["data set", "unit", "unique texts", "texts timed", *(f"`{n}` texts/s" for n in names)],
         rows,
     )
@@ -603,7 +601,9 @@ def raycost() -> str:
                 _num(r["wall h"]) if study else "",
             ]
         )
-    return _table(["", "unit", "texts", *(f"`{n}` h" for n in names), "all four, wall h"], rows)
+    return markdown_table(
+        ["", "unit", "texts", *(f"`{n}` h" for n in names), "all four, wall h"], rows
+    )
 
 
 TABLES: dict[str, Callable[[], str]] = {
