@@ -222,21 +222,32 @@ def _normalize_present(
     return np.where(denom > 0, xp / np.where(denom > 0, denom, 1.0), 0.0)
 
 
+# A row whose squared deviations sum below this has its largest squares near the subnormal
+# range (< 2**-1022), where they lose digits; every other row's std is computed directly.
+_TINY_SQUARES = 2.0**-900
+
+
 def _row_spread(
     xp: np.ndarray, present: np.ndarray, n: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: the mean of the present values, their deviations from it (0 where absent)
-    and the population std. The deviations are squared after dividing by a power of two
-    near their largest magnitude: exact for ordinary scores (so results are unchanged),
-    while deviations near 1e-160 no longer square into subnormals, whose lost digits
-    pushed a z-score past its bound sqrt(n − 1)."""
+    and the population std sqrt(Σ dev² / n). A row whose squares sum below
+    ``_TINY_SQUARES`` (deviations near 1e-160, whose subnormal squares would push a
+    z-score past its bound sqrt(n − 1)) is squared after dividing by a power of two near
+    its largest deviation, which is exact; ordinary rows take the direct formula."""
     mean = xp.sum(axis=-1, keepdims=True) / np.maximum(n, 1)
     dev = np.where(present, xp - mean, 0.0)
-    big = np.abs(dev).max(axis=-1, keepdims=True, initial=0.0)
-    scale = np.where(big > 0, np.ldexp(1.0, np.frexp(big)[1]), 1.0)
-    scaled = dev / scale
-    std = np.sqrt((scaled**2).sum(axis=-1, keepdims=True) / np.maximum(n, 1)) * scale
-    return mean, dev, std
+    ss = (dev**2).sum(axis=-1, keepdims=True)
+    std = np.sqrt(ss / np.maximum(n, 1))
+    flat_ss, flat_std = ss.reshape(-1), std.reshape(-1)
+    rows = np.flatnonzero(flat_ss < _TINY_SQUARES)
+    if rows.size:
+        sub = dev.reshape(-1, dev.shape[-1])[rows]
+        big = np.abs(sub).max(axis=-1, initial=0.0)
+        scale = np.where(big > 0, np.ldexp(1.0, np.frexp(big)[1]), 1.0)
+        count = np.maximum(n, 1).reshape(-1)[rows] if np.ndim(n) else np.maximum(n, 1)
+        flat_std[rows] = np.sqrt(((sub / scale[:, None]) ** 2).sum(axis=-1) / count) * scale
+    return mean, dev, flat_std.reshape(std.shape)
 
 
 def floor_value(scores: Any, method: str, lower: float, *, valid: Any = None) -> np.ndarray:
