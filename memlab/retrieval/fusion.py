@@ -242,7 +242,7 @@ def _row_spread(
     flat_ss, flat_std = ss.reshape(-1), std.reshape(-1)
     rows = np.flatnonzero(flat_ss < _TINY_SQUARES)
     if rows.size:
-        sub = dev.reshape(-1, dev.shape[-1])[rows]
+        sub = dev.reshape(flat_ss.size, dev.shape[-1])[rows]
         big = np.abs(sub).max(axis=-1, initial=0.0)
         scale = np.where(big > 0, np.ldexp(1.0, np.frexp(big)[1]), 1.0)
         count = np.maximum(n, 1).reshape(-1)[rows] if np.ndim(n) else np.maximum(n, 1)
