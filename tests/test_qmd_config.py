@@ -264,3 +264,16 @@ def test_doctor_migration_equals_the_release() -> None:
         search, changes = doctor_migration(cfg)
         assert changes == want["changes"], cfg
         assert search == want["raw"].get("memory", {}).get("search", {}), cfg
+
+
+def test_the_ignored_keys_are_the_schemas_unused_leaves() -> None:
+    """``IGNORED_QMD_KEYS`` (what the docs list as accepted and unused) is read off the
+    schema, so a key cannot be accepted without being listed or the reverse."""
+    from memlab.config.qmd import IGNORED_QMD_KEYS
+
+    assert set(IGNORED_QMD_KEYS) == {
+        "command", "mcporter", "scope", "sessions.retentionDays", "sessions.exportDir",
+        "update.onBoot", "update.waitForBootSync", "update.embedInterval",
+        "update.commandTimeoutMs", "update.updateTimeoutMs", "update.embedTimeoutMs",
+        "limits.maxSnippetChars", "limits.maxInjectedChars",
+    }  # fmt: skip

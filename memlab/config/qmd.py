@@ -68,23 +68,22 @@ QMD_SCHEMA: dict[str, Any] = {
     "mcporter": None,
     "scope": None,
 }
+
+
+def _unused_keys(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The dotted paths of ``tree``'s ``None`` leaves."""
+    out: list[str] = []
+    for key, leaf in tree.items():
+        if isinstance(leaf, Mapping):
+            out += _unused_keys(leaf, f"{prefix}{key}.")
+        elif leaf is None:
+            out.append(prefix + key)
+    return out
+
+
 # The keys of OpenClaw's QMD settings memlab accepts and does not use (they change which
 # binary runs, how it is spawned or who may read results, not what is ranked).
-IGNORED_QMD_KEYS = (
-    "command",
-    "mcporter",
-    "scope",
-    "sessions.retentionDays",
-    "sessions.exportDir",
-    "update.onBoot",
-    "update.waitForBootSync",
-    "update.embedInterval",
-    "update.commandTimeoutMs",
-    "update.updateTimeoutMs",
-    "update.embedTimeoutMs",
-    "limits.maxSnippetChars",
-    "limits.maxInjectedChars",
-)
+IGNORED_QMD_KEYS: tuple[str, ...] = tuple(_unused_keys(QMD_SCHEMA))
 SEARCH_MODES = ("search", "vsearch", "query")
 DEFAULT_PATTERN = "**/*.md"
 # QMD's chunks: 900 tokens, 15% overlap (135), cut at Markdown break points.
