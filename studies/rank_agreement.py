@@ -121,10 +121,11 @@ def realmem() -> dict[str, dict[str, float]]:
 
 
 def tau(a: dict[str, float], b: dict[str, float], presets: tuple[str, ...] = PRESETS) -> float:
-    """Kendall's tau-b of two data sets' figures over ``presets`` (ties counted as ties)."""
-    from scipy.stats import kendalltau
+    """Kendall's tau-b of two data sets' figures over ``presets`` (ties counted as ties;
+    ``memlab.eval.realism.kendall_tau``)."""
+    from memlab.eval.realism import kendall_tau
 
-    return float(kendalltau([a[p] for p in presets], [b[p] for p in presets]).statistic)
+    return kendall_tau({p: a[p] for p in presets}, {p: b[p] for p in presets})
 
 
 def ranks(fig: dict[str, float]) -> dict[str, float]:
