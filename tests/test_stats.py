@@ -184,3 +184,17 @@ def test_every_loader_s_dataset_has_its_statistics(tmp_path: Path, monkeypatch) 
     assert code == 0, err
     doc = json.loads(out)
     assert doc["level"] == "file" and doc["groups"] == 2 and 0 <= doc["term_overlap"] <= 1
+
+
+def test_unit_lines_are_numbered_as_the_index_numbers_them(tmp_path: Path) -> None:
+    """A form feed or a Unicode line separator inside a line does not start a new line (the
+    index splits on newlines only), so line 3 is still the evidence's line 3."""
+    from memlab.chunking.lines import chunk_lines
+    from memlab.eval.stats.units import group_units
+
+    text = "# Notes\n- a\x0cb\u2028c\n- the gateway host\n"
+    write(tmp_path, "MEMORY.md", text)
+    g = group_units(tmp_path)
+    at = g.where["MEMORY.md"]
+    assert sorted(at) == [c.start_line for c in chunk_lines(text)] == [1, 2, 3]
+    assert g.texts[at[3]] == "- the gateway host"

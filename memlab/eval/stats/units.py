@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from memlab.datasets.synthetic.lexicon import content_words
-from memlab.files.workspace import discover_memory_files
+from memlab.files.workspace import MemoryFileError, decode_memory_text, discover_memory_files
 from memlab.stages.shape import transcript_line
 from memlab.store.asof import unit_time
 
@@ -68,8 +68,10 @@ class GroupUnits:
 
 
 def group_units(workspace: str | Path) -> GroupUnits:
-    """The ``GroupUnits`` of one workspace folder (its files read as UTF-8, invalid bytes
-    replaced: a statistic never stops at one bad byte)."""
+    """The ``GroupUnits`` of one workspace folder: its files decoded and cut into lines as
+    the index does (``decode_memory_text``, lines split on ``\\n``), so unit line numbers
+    are the evidence's; a file the index refuses is read as UTF-8 with invalid bytes
+    replaced (a statistic never stops at one bad byte)."""
     files, times, file_of, lines, texts, terms, talk = [], [], [], [], [], [], []
     where: dict[str, dict[int, int]] = {}
     for f in discover_memory_files(workspace):
@@ -77,8 +79,12 @@ def group_units(workspace: str | Path) -> GroupUnits:
         files.append(f.path)
         times.append(unit_time(f.path))
         at = where.setdefault(f.path, {})
-        text = Path(f.abspath).read_bytes().decode("utf-8", errors="replace")
-        for n, line in enumerate(text.splitlines(), 1):
+        data = Path(f.abspath).read_bytes()
+        try:
+            text = decode_memory_text(data, f.path)  # the lines as the index numbers them
+        except MemoryFileError:
+            text = data.decode("utf-8", errors="replace")
+        for n, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             at[n] = len(texts)
