@@ -32,6 +32,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DOCUMENT_MEASURES",
+    "parse_unit_id",
     "qrels_for",
     "qrels_stats",
     "trec_readme",
@@ -67,6 +69,7 @@ DOCUMENT_MEASURES = {
     "recall_any": "Success",
 }
 _ESCAPE = re.compile(r"[\s%]")
+_LINES = re.compile(r"^(\d+)(?:-(\d+))?$")
 _RUN_COLUMNS = ["qid", "q0", "docno", "rank", "score", "tag"]
 
 
@@ -81,6 +84,18 @@ def unit_id(path: str, start: int, end: int, group: str | None = None) -> str:
     back."""
     core = f"{_escape(str(path))}:{int(start)}-{int(end)}"
     return f"{_escape(str(group))}:{core}" if group is not None else core
+
+
+def parse_unit_id(docno: str) -> tuple[str, int, int] | None:
+    """``(head, start, end)`` of a `unit_id` (``PATH:START-END``, or ``PATH:LINE`` for one
+    line): ``head`` unquoted, so it is the path, or ``GROUP:PATH`` when the id names its
+    group; None when ``docno`` has no line part."""
+    head, _, tail = docno.rpartition(":")
+    m = _LINES.match(tail)
+    if not head or m is None:
+        return None
+    start = int(m.group(1))
+    return unquote(head), start, int(m.group(2)) if m.group(2) else start
 
 
 def unit_table(lcs: Iterable[LabCandidates], *, multi_group: bool) -> pd.DataFrame:

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 import numpy as np
 import pandas as pd
@@ -24,7 +23,7 @@ import pandas as pd
 from memlab.eval.lab import GROUP_SEP, keyed_evidence
 from memlab.eval.metrics import evaluate_hits, parse_metric
 from memlab.eval.relevance import span_coverage
-from memlab.eval.trec import unit_ids
+from memlab.eval.trec import parse_unit_id, unit_ids
 
 if TYPE_CHECKING:
     from memlab.datasets.base import Dataset
@@ -95,13 +94,10 @@ def _parse_lines(
 ) -> tuple[str, int, int] | None:
     """``(path, start, end)`` of a ``[GROUP:]PATH:LINE`` / ``[GROUP:]PATH:START-END`` id
     of a memory file of ``group`` (the lines within the file), else None."""
-    head, _, tail = docno.rpartition(":")
-    m = _LINES.match(tail)
-    if not head or m is None:
+    parsed = parse_unit_id(docno)
+    if parsed is None:
         return None
-    start = int(m.group(1))
-    end = int(m.group(2)) if m.group(2) else start
-    path = unquote(head)
+    path, start, end = parsed
     candidates = [path]
     if path.startswith(f"{group}:"):  # the question's own group named in front
         candidates.insert(0, path[len(group) + 1 :])

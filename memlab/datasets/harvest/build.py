@@ -47,7 +47,8 @@ from memlab.datasets.harvest.codec import (
 )
 from memlab.datasets.harvest.link import GET_TOOL, SearchCall, link_session
 from memlab.datasets.harvest.report import format_report, query_log_report
-from memlab.datasets.harvest.writer import HarvestError, check_out, trec_docno, write_out
+from memlab.datasets.harvest.writer import HarvestError, check_out, write_out
+from memlab.eval.trec import unit_id
 from memlab.files.sessions import TranscriptPlaces, transcript_places
 from memlab.retrieval.textquery import query_kind
 
@@ -156,7 +157,7 @@ def _shown_rows(call: SearchCall, files: WorkspaceFiles, dropped: Counter[str]) 
         else:
             row["dropped"] = PAST_THE_END
         if placed is not None:
-            docno = trec_docno(h.path, *placed)
+            docno = unit_id(h.path, *placed)
             if docno in seen:  # the same lines twice in one answer: once in the run
                 placed = None
                 row["dropped"] = SHOWN_TWICE

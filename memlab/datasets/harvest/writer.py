@@ -17,7 +17,6 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
 
 from memlab.files.sessions import TranscriptPlaces
 
@@ -25,8 +24,6 @@ __all__ = [
     "OUTPUT_FILES",
     "HarvestError",
     "check_out",
-    "parse_trec_docno",
-    "trec_docno",
     "write_out",
 ]
 
@@ -99,22 +96,6 @@ def check_out(out: str | os.PathLike[str], workspace: Path, places: TranscriptPl
                 " new or empty folder, or one an earlier memlab harvest wrote"
             )
     return target
-
-
-def trec_docno(path: str, start: int, end: int) -> str:
-    """A TREC document id of lines ``start``–``end`` of a memory file, as ``memlab eval
-    --run`` reads it (``PATH:START-END``, the path %-quoted so it holds no space)."""
-    return f"{quote(path, safe='/')}:{start}-{end}"
-
-
-def parse_trec_docno(docno: str) -> tuple[str, int, int] | None:
-    """``(path, start, end)`` of a `trec_docno` id (``PATH:START-END``), or None when
-    ``docno`` is not one."""
-    head, _, lines = docno.rpartition(":")
-    first, dash, last = lines.partition("-")
-    if not head or not dash or not (first.isdigit() and last.isdigit()):
-        return None
-    return unquote(head), int(first), int(last)
 
 
 def _clean(v: Any) -> Any:

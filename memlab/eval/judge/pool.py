@@ -75,8 +75,9 @@ class Pool:
 def shown_results(path: str | Path, qids: Sequence[str]) -> pd.DataFrame:
     """The hits a harvested folder's ``shown.trec`` holds for ``qids``, as results
     ``qid, rank`` (0-based, in the order the agent saw them) ``, path, start_line,
-    end_line``; documents that are no ``PATH:START-END`` id are left out."""
-    from memlab.datasets.harvest.writer import parse_trec_docno
+    end_line``; documents that are no ``PATH:START-END`` id (``memlab.eval.trec.unit_id``) are
+    left out."""
+    from memlab.eval.trec import parse_unit_id
     from memlab.eval.trecrun import read_trec_run
 
     run = read_trec_run(path)
@@ -85,7 +86,7 @@ def shown_results(path: str | Path, qids: Sequence[str]) -> pd.DataFrame:
     )
     rows = []
     for qid, docno, r in zip(run["qid"], run["docno"], run["rank"], strict=True):
-        parsed = parse_trec_docno(str(docno))
+        parsed = parse_unit_id(str(docno))
         if parsed is not None:
             rows.append((str(qid), int(r), *parsed))
     out = pd.DataFrame(rows, columns=["qid", "order", "path", "start_line", "end_line"])
