@@ -1,10 +1,9 @@
 """The `Dataset` type and memlab's plain on-disk format for evaluation data (for users:
 docs/folder-format.md; ``memlab synth`` and ``memlab harvest`` write it).
 
-A dataset is one or more OpenClaw workspaces plus questions and evidence spans.
-Evidence is given as line spans of memory files, not as chunk ids, so the same
-judgements score any chunker and any chunk size (a retrieved chunk is relevant
-when its line range overlaps a span).
+A dataset is one or more OpenClaw workspaces plus questions and evidence spans. Evidence
+is given as line spans of memory files, not as chunk ids, so the same judgements score any
+chunker and any chunk size (a retrieved chunk is relevant when its line range overlaps a span).
 
 On disk (the "folder" format, also what `memlab synth` writes)::
 
@@ -32,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,8 +191,8 @@ class Dataset:
             "info": self.info,
         }
         (self.root / "dataset.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-        _write_jsonl(self.root / "queries.jsonl", self.queries.to_dict(orient="records"))
-        _write_jsonl(self.root / "evidence.jsonl", self.evidence.to_dict(orient="records"))
+        write_jsonl(self.root / "queries.jsonl", self.queries.to_dict(orient="records"))
+        write_jsonl(self.root / "evidence.jsonl", self.evidence.to_dict(orient="records"))
         return self.root
 
 
@@ -377,11 +377,12 @@ def _relative_or_absolute(path: Path, root: Path) -> str:
         return str(Path(path).resolve())
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """The folder format's JSONL: a JSON object per row and line (UTF-8 kept, NaN → null)."""
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:
             clean = {
-                k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()
+                k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()
             }
             fh.write(json.dumps(clean, ensure_ascii=False, default=str) + "\n")
 

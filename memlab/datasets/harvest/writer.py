@@ -11,13 +11,13 @@ first and are then moved into place, and an earlier harvest's files are replaced
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memlab.datasets.base import write_jsonl
 from memlab.files.sessions import TranscriptPlaces
 
 __all__ = [
@@ -98,17 +98,6 @@ def check_out(out: str | os.PathLike[str], workspace: Path, places: TranscriptPl
     return target
 
 
-def _clean(v: Any) -> Any:
-    return None if isinstance(v, float) and math.isnan(v) else v
-
-
-def _jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            clean = {k: _clean(v) for k, v in row.items()}
-            fh.write(json.dumps(clean, ensure_ascii=False) + "\n")
-
-
 def write_out(
     out: Path,
     *,
@@ -128,9 +117,9 @@ def write_out(
         shutil.rmtree(tmp)
     tmp.mkdir()
     (tmp / "dataset.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    _jsonl(tmp / "queries.jsonl", queries)
-    _jsonl(tmp / "evidence.jsonl", evidence)
-    _jsonl(tmp / "shown.jsonl", shown)
+    write_jsonl(tmp / "queries.jsonl", queries)
+    write_jsonl(tmp / "evidence.jsonl", evidence)
+    write_jsonl(tmp / "shown.jsonl", shown)
     with (tmp / "shown.trec").open("w", encoding="utf-8") as fh:
         for row in shown:
             if row.get("docno"):
