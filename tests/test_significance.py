@@ -207,3 +207,14 @@ def test_compare_to_baseline() -> None:
         compare_to_baseline(frame, "bm25", test="wilcoxon")
     with pytest.raises(ValueError, match="NaN"):
         compare_to_baseline(frame.assign(same=np.nan), "bm25")
+
+
+def test_paired_p_is_the_chosen_tests_p() -> None:
+    from memlab.eval.significance import paired_p, paired_ttest, randomization_test
+
+    rng = np.random.default_rng(3)
+    a, b = rng.random(30), rng.random(30)
+    assert paired_p(a, b) == paired_ttest(a, b)[1]
+    assert paired_p(a, b, "randomization", n_resamples=999, seed=2) == randomization_test(
+        a, b, n_resamples=999, seed=2
+    )

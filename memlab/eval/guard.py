@@ -23,7 +23,7 @@ import pandas as pd
 
 from memlab.config.vocab import DEFAULT_REGRESSION_MARGIN
 from memlab.eval.metrics import parse_metric
-from memlab.eval.significance import holm, paired_ttest, randomization_test
+from memlab.eval.significance import holm, paired_p
 
 if TYPE_CHECKING:
     from memlab.eval.experiment import ExperimentResult
@@ -137,7 +137,7 @@ def compare_to_saved(
             x, y = b.loc[both].to_numpy(np.float64), a.loc[both].to_numpy(np.float64)
             p = 1.0
             if len(both) >= 2 and (x != y).any():
-                p = paired_ttest(x, y)[1] if test == "ttest" else randomization_test(x, y)
+                p = paired_p(x, y, test)
             rows.append(
                 {
                     "system": system,

@@ -18,6 +18,7 @@ __all__ = [
     "bootstrap_ci_many",
     "compare_to_baseline",
     "holm",
+    "paired_p",
     "paired_ttest",
     "randomization_test",
     "win_tie_loss",
@@ -102,6 +103,21 @@ def randomization_test(
         means = np.where(flip, -d, d).mean(axis=1)
         count += int((np.abs(means) >= observed - tol).sum())
     return (count + 1) / (n_resamples + 1)
+
+
+def paired_p(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    test: str = "ttest",
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> float:
+    """The two-sided p-value of the paired difference ``a - b`` by ``test``: ``"ttest"``
+    (`paired_ttest`'s p), anything else `randomization_test` (``n_resamples``, ``seed``).
+    The one place a results table's ``test`` setting picks its test."""
+    if test == "ttest":
+        return paired_ttest(a, b)[1]
+    return randomization_test(a, b, n_resamples=n_resamples, seed=seed)
 
 
 def _check_pvalues(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -250,10 +266,7 @@ def compare_to_baseline(
     rows = []
     for name in systems:
         x = values[name].to_numpy()
-        if test == "ttest":
-            p = paired_ttest(x, base)[1]
-        else:
-            p = randomization_test(x, base, n_resamples=n_resamples, seed=seed)
+        p = paired_p(x, base, test, n_resamples=n_resamples, seed=seed)
         wins, ties, losses = win_tie_loss(x, base)
         rows.append(
             {

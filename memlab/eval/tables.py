@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memlab.config.vocab import TABLE_FORMATS
-from memlab.eval.significance import holm, paired_ttest, randomization_test
+from memlab.eval.significance import holm, paired_p
 
 if TYPE_CHECKING:
     from memlab.eval.experiment import ExperimentResult
@@ -60,7 +60,7 @@ def pairwise_wins(res: ExperimentResult, metric: str) -> dict[str, list[str]]:
     pvals = []
     for a, b in pairs:
         x, y = wide[a].to_numpy(np.float64), wide[b].to_numpy(np.float64)
-        pvals.append(paired_ttest(x, y)[1] if test == "ttest" else randomization_test(x, y))
+        pvals.append(paired_p(x, y, test))
     alpha = float(res.info.get("alpha", 0.01))
     for (a, b), p in zip(pairs, holm(pvals), strict=True):
         ma, mb = float(res.table.loc[a, metric]), float(res.table.loc[b, metric])
