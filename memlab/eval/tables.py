@@ -25,6 +25,7 @@ import numpy as np
 
 from memlab.config.vocab import TABLE_FORMATS
 from memlab.eval.significance import holm, paired_p
+from memlab.eval.summary import ci_cell
 
 if TYPE_CHECKING:
     from memlab.eval.experiment import ExperimentResult
@@ -140,7 +141,7 @@ def experiment_table(res: ExperimentResult, fmt: str, digits: int = 3) -> str:
         row = [letters[n], n, str(int(t.loc[n, "n"]))]
         for m in res.metrics:
             mean = f"{t.loc[n, m]:.{digits}f}"
-            ci = f"[{t.loc[n, f'{m} low']:.2f}, {t.loc[n, f'{m} high']:.2f}]"
+            ci = ci_cell(t.loc[n], m).strip()
             marks = "".join(letters[w] for w in wins[m][n])
             if fmt == "latex":
                 mean = rf"\textbf{{{mean}}}" if n in best[m] else mean
