@@ -16,7 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memlab.config.vocab import DEFAULT_REGRESSION_MARGIN, QRELS_SOURCES, TABLE_FORMATS
+from memlab.config.vocab import (
+    DEFAULT_REGRESSION_MARGIN,
+    DEPLOYED,
+    QRELS_SOURCES,
+    TABLE_FORMATS,
+)
 from memlab.errors import EXIT_OK, EXIT_REGRESSION, CliError
 
 __all__ = [
@@ -28,8 +33,6 @@ __all__ = [
     "print_group_spread",
     "with_deployed",
 ]
-
-DEPLOYED = "deployed"
 
 
 def add_qrels_argument(p: argparse.ArgumentParser) -> None:
@@ -103,6 +106,7 @@ def with_deployed(dataset: Any, runs: dict[str, Path]) -> dict[str, Path]:
 
 
 def _notes(res: Any, lab: Any, args: argparse.Namespace) -> list[str]:
+    from memlab.datasets.judgments import IMPLICIT_JUDGE
     from memlab.eval.caveats import ceiling_warnings, judged_warnings, visible_units
 
     scored = set(res.per_query["qid"])
@@ -114,7 +118,7 @@ def _notes(res: Any, lab: Any, args: argparse.Namespace) -> list[str]:
         units = visible_units(lab.lab_for(pipes[0]))[q["qid"].isin(scored).to_numpy()]
     notes = [*judged_warnings(res), *ceiling_warnings(res, units)]
     names = [s.name for s in res.systems]
-    implicit = "implicit" in set(lab.dataset.evidence.get("judge", []))
+    implicit = IMPLICIT_JUDGE in set(lab.dataset.evidence.get("judge", []))
     if DEPLOYED in names and implicit and getattr(args, "qrels", "both") != "human":
         notes.append(
             f"{DEPLOYED} is scored with implicit labels, which come from what it showed"

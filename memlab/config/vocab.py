@@ -175,6 +175,9 @@ SYNTH_WORD_CATEGORIES: tuple[str, ...] = (
 # ones (judgments.jsonl, and evidence rows written by hand), the implicit ones harvest read
 # from the agent's reads and citations (judge "implicit"), or both.
 QRELS_SOURCES: tuple[str, ...] = ("human", "implicit", "both")
+# The system a harvested folder's shown.trec adds to its tables and judging pool: the hits the
+# agent saw, as its OpenClaw ranked them.
+DEPLOYED = "deployed"
 # How memlab eval and memlab sweep print their tables (--format; memlab.eval.tables).
 TABLE_FORMATS: tuple[str, ...] = ("text", "markdown", "latex", "csv")
 # memlab judge's answers, key -> meaning (memlab.eval.judge.session).

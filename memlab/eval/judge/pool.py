@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from memlab.config.vocab import DEPLOYED
 from memlab.datasets.judgments import SpanKey
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ __all__ = [
     "build_pool",
     "shown_results",
 ]
-
-DEPLOYED = "deployed"
 
 
 @dataclass(frozen=True)
