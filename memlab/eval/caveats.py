@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memlab.eval.judged import JUDGED_WARNING
+from memlab.eval.judged import JUDGED_WARNING, judged_columns
 from memlab.eval.metrics import parse_metric
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def judged_warnings(res: ExperimentResult) -> list[str]:
     """One warning naming the systems whose judged@k (``memlab.eval.judged``) is below
     ``JUDGED_WARNING`` (0.9), saying what that does to their scores; [] when the table has
     no judged@k column or every system is above."""
-    cols = [c for c in res.table.columns if c.startswith("judged@")]
+    cols = judged_columns(res.table)
     if not cols:
         return []
     col = cols[0]

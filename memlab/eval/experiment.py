@@ -29,7 +29,13 @@ import pandas as pd
 from memlab import __version__
 from memlab.config.vocab import SINGLE_LEG_FUSIONS
 from memlab.eval.depth import identical_rankings, metric_depth, top_files
-from memlab.eval.judged import judged_at_k, judged_means, judged_name, top_spans
+from memlab.eval.judged import (
+    judged_at_k,
+    judged_columns,
+    judged_means,
+    judged_name,
+    top_spans,
+)
 from memlab.eval.metrics import parse_metric
 from memlab.eval.summary import ci_cell, summary_table
 from memlab.eval.trec import (
@@ -181,6 +187,7 @@ class ExperimentResult:
         effective (vector/text) weights (``system_settings``) and min_score.
         """
         same_as = self.same_ranking_as()
+        judged = judged_columns(self.table)
         rows = []
         for s in self.systems:
             r = self.table.loc[s.name]
@@ -193,12 +200,10 @@ class ExperimentResult:
                 if self.baseline and s.name != self.baseline and bool(r.get(f"{m} sig", False)):
                     mark = "+" if r[m] > self.table.loc[self.baseline, m] else "-"
                 cells[m] = f"{r[m]:.{digits}f}{mark}" + ci_cell(r, m)
-            judged = [c for c in self.table.columns if c.startswith("judged@")]
             cells.update({c: f"{r[c]:.2f}" for c in judged})
             cells["note"] = f"= {same_as[s.name]}: same ranking" if s.name in same_as else ""
             rows.append(cells)
         extra = ["kw", "depth", "fusion", "weights", "min"] if settings else []
-        judged = [c for c in self.table.columns if c.startswith("judged@")]
         cols = ["system", *extra, "n", *self.metrics, *judged] + (["note"] if same_as else [])
         widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
         out = [
@@ -264,7 +269,7 @@ class ExperimentResult:
                 "metrics": {m: float(r[m]) for m in self.metrics},
                 "ci95": {m: [_f(r.get(f"{m} low")), _f(r.get(f"{m} high"))] for m in self.metrics},
             }
-            item.update({c: _f(r[c]) for c in self.table.columns if c.startswith("judged@")})
+            item.update({c: _f(r[c]) for c in judged_columns(self.table)})
             if self.baseline and s.name != self.baseline:
                 item["vs_baseline"] = {
                     m: {

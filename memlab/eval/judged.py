@@ -29,6 +29,7 @@ __all__ = [
     "JUDGED_WARNING",
     "is_judged",
     "judged_at_k",
+    "judged_columns",
     "judged_means",
     "judged_name",
     "top_spans",
@@ -40,9 +41,17 @@ JUDGED_WARNING = 0.9
 RESULT_COLUMNS = ("qid", "rank", "path", "start_line", "end_line")
 
 
+_PREFIX = "judged@"
+
+
 def judged_name(k: int) -> str:
     """The column of judged@k in a table: ``"judged@K"``."""
-    return f"judged@{k}"
+    return f"{_PREFIX}{k}"
+
+
+def judged_columns(table: pd.DataFrame) -> list[str]:
+    """The judged@k columns of a results table (`judged_name`), in table order."""
+    return [c for c in table.columns if c.startswith(_PREFIX)]
 
 
 def top_spans(lc: LabCandidates, ranking: Ranking, keep: np.ndarray, k: int) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memlab.config.vocab import TABLE_FORMATS
+from memlab.eval.judged import judged_columns
 from memlab.eval.significance import holm, paired_p
 from memlab.eval.summary import ci_cell
 
@@ -115,7 +116,7 @@ def experiment_table(res: ExperimentResult, fmt: str, digits: int = 3) -> str:
     """An experiment's table as ``fmt`` (module docstring)."""
     names = [s.name for s in res.systems]
     letters = {n: _letter(i) for i, n in enumerate(names)}
-    judged = [c for c in res.table.columns if c.startswith("judged@")]
+    judged = judged_columns(res.table)
     wins = {m: pairwise_wins(res, m) for m in res.metrics}
     t = res.table
     if fmt == "csv":

@@ -83,8 +83,7 @@ class PairOrder:
 
     def undecided(self, labels: np.ndarray) -> np.ndarray:
         """bool [P]: the pairs whose sign the unknown labels can still change."""
-        lo, hi = self.bounds(labels)
-        return ~((lo > TOLERANCE) | (hi < -TOLERANCE) | (hi - lo <= TOLERANCE))
+        return _open_pairs(*self.bounds(labels))
 
     def weights(self, labels: np.ndarray, blocked: np.ndarray | None = None) -> np.ndarray:
         """float [N]: each unknown, not ``blocked`` (e.g. skipped) span's expected progress
@@ -93,7 +92,7 @@ class PairOrder:
         unknown = np.isnan(lab)
         open_ = unknown if blocked is None else unknown & ~np.asarray(blocked)
         lo, hi = self.bounds(lab)
-        und = ~((lo > TOLERANCE) | (hi < -TOLERANCE) | (hi - lo <= TOLERANCE))
+        und = _open_pairs(lo, hi)
         if not und.any():
             return np.zeros(len(lab))
         p = (float(lab[~unknown].sum()) + 1.0) / (float((~unknown).sum()) + 2.0)
@@ -134,3 +133,9 @@ def decide_count(order: PairOrder, truth: np.ndarray, sequence: Sequence[int] | 
         labels[i] = truth[i]
         asked += 1
     return asked
+
+
+def _open_pairs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """bool [P]: the pairs whose difference bounds ``[lo, hi]`` still allow either sign
+    (neither bound clear of 0 by ``TOLERANCE``, and the interval wider than it)."""
+    return ~((lo > TOLERANCE) | (hi < -TOLERANCE) | (hi - lo <= TOLERANCE))
