@@ -190,12 +190,15 @@ def search_corpus(
         index, query, maxResults, minScore, pipeline=pipeline, citations=citations, now=now
     )
     if corpus in ("memory", "sessions"):
-        from memlab.tools.corpora import empty_corpus_note
-
-        note = empty_corpus_note(index, corpus)
-        if note:
-            res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
         res["results"] = [r for r in res["results"] if in_corpus(corpus, r.get("source", ""))]
+        # A corpus that answered has something to search: only an empty answer is explained
+        # (which looks at the transcript folder: no file-system work on every call).
+        if not res["results"]:
+            from memlab.tools.corpora import empty_corpus_note
+
+            note = empty_corpus_note(index, corpus)
+            if note:
+                res["warning"] = "; ".join(filter(None, [res.get("warning"), note]))
     return res
 
 
