@@ -51,9 +51,8 @@ class Dataset:
         root: the folder holding ``dataset.json`` and the workspaces.
         workspaces: group name -> workspace folder (absolute).
         queries: DataFrame with columns ``qid, query, group, category, time``.
-        evidence: DataFrame with columns
-            ``qid, path, start_line, end_line, grade, span_id``; lines 1-based
-            inclusive, ``path`` relative to the group's workspace with ``/``.
+        evidence: DataFrame with columns ``qid, path, start_line, end_line, grade,
+            span_id``; lines 1-based inclusive, ``path`` relative to its workspace with ``/``.
         info: provenance (generator parameters, defect counts, licence...).
         judged: every span a judge labelled, relevant or not (``qid, path, start_line,
             end_line, grade``; ``memlab.datasets.judgments.select_qrels``), when the labels
@@ -306,8 +305,9 @@ def load_folder(root: str | Path, qrels: str = "both", *, check_spans: bool = Tr
     group_of = groups_of(queries)
     sizes: dict[tuple[str, str], int] = {}
     if check_spans:
-        sizes = check(evidence, workspaces, group_of, str(root / "evidence.jsonl"))
-        sizes |= check(human, workspaces, group_of, str(root / JUDGMENTS_FILE))
+        read: dict[str, Any] = {}  # each workspace's files, read once for both
+        sizes = check(evidence, workspaces, group_of, str(root / "evidence.jsonl"), read)
+        sizes |= check(human, workspaces, group_of, str(root / JUDGMENTS_FILE), read)
     relevant, judged = select_qrels(evidence, human, qrels)
     if judged is not None:  # each judged file's lines: judged@k reads a span's true end
         keys = zip(judged["qid"].map(group_of), judged["path"], strict=True)

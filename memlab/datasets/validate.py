@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -40,6 +41,7 @@ def check_spans(
     workspaces: Mapping[str, Path],
     group_of: Mapping[str, str],
     source: str,
+    files: dict[str, Any] | None = None,
 ) -> dict[tuple[str, str], int]:
     """Raise ``SpanError`` when a span of ``spans`` (``qid, path, start_line, end_line``)
     is outside its question's workspace (``workspaces[group_of[qid]]``): its ``path`` is no
@@ -48,13 +50,14 @@ def check_spans(
     line, and how many spans are bad. Spans of questions not in ``group_of`` are not
     checked (no question asks them, so nothing scores them). Returns {(group, path): the
     file's lines of text} (``WorkspaceFiles.lines``, a final empty line not counted) of
-    every file checked."""
+    every file checked. ``files``: {group: ``WorkspaceFiles``} read already, filled as the
+    spans need them (pass one dict to several calls so each file is read once)."""
     from memlab.datasets.harvest.anchor import WorkspaceFiles
 
     cols = ("qid", "path", "start_line", "end_line")
     if spans.empty or any(c not in spans.columns for c in cols):
         return {}  # nothing to check, or a malformed frame the loader reports itself
-    files: dict[str, WorkspaceFiles] = {}
+    files = {} if files is None else files
     problems: list[str] = []
     sizes: dict[tuple[str, str], int] = {}
     for qid, path, start, end in spans.loc[:, list(cols)].itertuples(index=False):
