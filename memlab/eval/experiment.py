@@ -407,6 +407,7 @@ def run_experiment(
     results_of: dict[str, tuple[list[str], np.ndarray]] = {}
     multi = len(lab.dataset.workspaces) > 1
     ids_of: dict[int, np.ndarray] = {}  # unit ids of each table, by position
+    files_of: dict[int, np.ndarray] = {}  # "group/path" of each table's units (file level)
     judged = lab.dataset.judged if getattr(lab, "level", "unit") == "unit" else None
     tops: dict[str, pd.DataFrame] = {}  # each system's top k spans, when labels are partial
     scored_lcs: list[LabCandidates] = []
@@ -445,7 +446,10 @@ def run_experiment(
             docs = np.where(cols >= 0, ids[pos] if pos.size else pos, "")[:, :k]
         else:
             # At file level the metrics read the first k files of the ranked units.
-            files = np.char.add(np.char.add(lc.unit_groups().astype(str), "/"), t.paths.astype(str))
+            if id(t) not in files_of:  # each unit's file, once per table
+                groups = lc.unit_groups().astype(str)
+                files_of[id(t)] = np.char.add(np.char.add(groups, "/"), t.paths.astype(str))
+            files = files_of[id(t)]
             docs = top_files(np.where(cols >= 0, files[pos] if pos.size else pos, ""), k)
         results_of[s.name] = (list(np.asarray(lc.qids, dtype=object)[keep]), docs.astype(str))
         for m in metrics:
