@@ -24,14 +24,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from memlab.demo.settings import BASELINE, CONFIDENCE, GRID, N_RESAMPLES
+
 __all__ = ["REAL_METRIC", "conclusion", "run_real", "shipped_persona"]
 
 REAL_METRIC = "recall_any@10"
 REAL_METRICS = ("recall_any@10", "ndcg_jk@10")
-BASELINE = "wsum-0.7/0.3"
-GRID = [round(i * 0.05, 2) for i in range(21)]
-CONFIDENCE = 0.95
-N_RESAMPLES = 10_000
 
 
 def shipped_persona() -> Path | None:
