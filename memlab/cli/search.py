@@ -47,6 +47,7 @@ __all__ = [
     "answer_query",
     "build_pipeline",
     "cmd_search",
+    "fill_index_options",
     "parse_now",
     "print_answer",
     "read_request",
@@ -302,6 +303,18 @@ class SearchAnswer:
     note: str | None = None
 
 
+def fill_index_options(args: argparse.Namespace, pipeline: Any) -> None:
+    """The index options the command line left unset, taken from the system: its FTS
+    tokenizer (a preset tuned on its own tokenizer, ``memlab-best``: porter) and its
+    memory-file rule (``openclaw-current``: the 2026.9 release's files). What ``memlab
+    search`` and ``memlab mcp`` both do before opening the index."""
+    spec = pipeline.retrieval_spec()
+    if spec.fts_tokenizer and args.fts_tokenizer is None:
+        args.fts_tokenizer = spec.fts_tokenizer
+    if getattr(args, "memory_files", None) is None:
+        args.memory_files = spec.memory_files
+
+
 def read_request(args: argparse.Namespace) -> SearchRequest:
     """Arguments → `SearchRequest`: the query and limits checked by the tools' rule (with
     the command line's names), then the preset file, the config (read once) and the
@@ -319,11 +332,7 @@ def read_request(args: argparse.Namespace) -> SearchRequest:
     pf = load_preset_file(args)  # checked first: before the config, before any index
     cfg = load_config(args)  # read once: the pipeline and the index both use it
     pipeline = build_pipeline(args, cfg, pf)
-    spec = pipeline.retrieval_spec()
-    if spec.fts_tokenizer and args.fts_tokenizer is None:
-        args.fts_tokenizer = spec.fts_tokenizer
-    if getattr(args, "memory_files", None) is None:
-        args.memory_files = spec.memory_files
+    fill_index_options(args, pipeline)
     return SearchRequest(
         query=args.query,
         pipeline=pipeline,

@@ -20,7 +20,7 @@ from memlab.cli.common import (
     load_preset_file,
     open_index,
 )
-from memlab.cli.search import add_preset_file_argument, build_pipeline
+from memlab.cli.search import add_preset_file_argument, build_pipeline, fill_index_options
 from memlab.config.vocab import CITATION_MODES
 from memlab.errors import CliError
 
@@ -97,12 +97,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     cfg = load_config(args)
     pipeline = build_pipeline(args, cfg, pf)
-    wanted = pipeline.retrieval_spec().fts_tokenizer
-    if wanted and args.fts_tokenizer is None:
-        args.fts_tokenizer = wanted  # as memlab search: a preset tuned on its own tokenizer
-    if getattr(args, "memory_files", None) is None:
-        # the preset's memory-file rule (openclaw-current: the 2026.9 release's files)
-        args.memory_files = pipeline.retrieval_spec().memory_files
+    fill_index_options(args, pipeline)
     reader, writer = open_index(args, cfg), open_index(args, cfg)
     if not pipeline.keyword and not reader.has_vectors:
         raise CliError(
