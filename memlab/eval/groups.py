@@ -12,7 +12,7 @@ both when a dataset has two groups or more.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -119,18 +119,9 @@ def sweep_groups(
 
 
 def _base_row(sw: SweepResult, curve: pd.DataFrame) -> int:
-    """The row of the base pipeline's own setting (numbers within 1e-9), else 0."""
-    for i in range(len(curve)):
-        if all(_equal(curve.iloc[i][p], getattr(sw.base, p)) for p in sw.setting_params):
-            return i
-    return 0
-
-
-def _equal(a: Any, b: Any) -> bool:
-    try:
-        return abs(float(a) - float(b)) <= 1e-9
-    except (TypeError, ValueError):
-        return bool(a == b)
+    """The row of the base pipeline's own setting (``SweepResult.own_rows``), else 0."""
+    own = sw.own_rows(curve)
+    return own[0] if own else 0
 
 
 def _setting(sw: SweepResult, curve: pd.DataFrame, i: int) -> str:

@@ -226,13 +226,22 @@ class SweepResult:
             "effective_weights": eff,
         }
 
+    def own_rows(self, d: pd.DataFrame, rows: Any = None) -> list[int]:
+        """The rows of a settings table ``d`` (among ``rows``, default all) that hold the
+        base pipeline's own setting: every swept value equal to the base's (numbers within
+        1e-12)."""
+        names = self.setting_params
+        rows = range(len(d)) if rows is None else rows
+        return [
+            int(j) for j in rows if all(_same(d.iloc[j][p], getattr(self.base, p)) for p in names)
+        ]
+
     def _choose(self, d: pd.DataFrame, tied: np.ndarray) -> tuple[int, str]:
         """Row of ``d`` chosen among the ``tied`` rows, and the rule that chose it."""
         if len(tied) == 1:
             return int(tied[0]), "unique best"
         base = self.base
-        names = self.setting_params
-        own = [j for j in tied if all(_same(d.iloc[j][p], getattr(base, p)) for p in names)]
+        own = self.own_rows(d, tied)
         if own:
             return int(own[0]), f"{len(tied)} tied: the base's own setting (no evidence to move it)"
         dist = np.zeros(len(tied))
